@@ -12,7 +12,7 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 #define MUTATIONS_PER_SEED 2000
-#define MAX_INPUT (1u << 20)
+#define QS_FUZZ_MAX_INPUT (1u << 20)
 
 static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
 
@@ -27,7 +27,7 @@ static uint64_t next_random(void)
 
 static void run_mutations(const uint8_t *seed, size_t len)
 {
-    uint8_t *buf = malloc(MAX_INPUT);
+    uint8_t *buf = malloc(QS_FUZZ_MAX_INPUT);
 
     if (!buf) {
         abort();
@@ -46,7 +46,7 @@ static void run_mutations(const uint8_t *seed, size_t len)
             n = n ? next_random() % n : 0;
             break;
         case 2: /* extend with noise */
-            for (int k = 0; k < 64 && n < MAX_INPUT; k++) {
+            for (int k = 0; k < 64 && n < QS_FUZZ_MAX_INPUT; k++) {
                 buf[n++] = (uint8_t)next_random();
             }
             break;
@@ -75,11 +75,11 @@ static int run_file(const char *path)
         fprintf(stderr, "cannot open '%s'\n", path);
         return 1;
     }
-    buf = malloc(MAX_INPUT);
+    buf = malloc(QS_FUZZ_MAX_INPUT);
     if (!buf) {
         abort();
     }
-    len = fread(buf, 1, MAX_INPUT, f);
+    len = fread(buf, 1, QS_FUZZ_MAX_INPUT, f);
     fclose(f);
     LLVMFuzzerTestOneInput(buf, len);
     run_mutations(buf, len);

@@ -1,0 +1,265 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* Command-line options of the net layer and their validation. */
+
+#include <errno.h>
+#include <string.h>
+#include <unistd.h>
+#include <gio/gio.h>
+#include "net/qs-link.h"
+#include "net/qs-listen.h"
+#include "net/qs-net-config.h"
+#include "net/qs-ticket.h"
+
+#define TICKET_SOURCE_MAX 4096
+
+void qs_net_config_init(QsNetConfig *cfg)
+{
+    memset(cfg, 0, sizeof(*cfg));
+    cfg->listen_fd = -1;
+    cfg->tls_listen_fd = -1;
+    cfg->ticket_fd = -1;
+    cfg->max_pending = 64;
+    cfg->max_pending_per_source = 16;
+    cfg->link_timeout_s = 10;
+    cfg->link_timeout_ms = 10 * 1000;
+    cfg->auth_fail_delay_ms = 1000;
+}
+
+void qs_net_config_clear(QsNetConfig *cfg)
+{
+    g_clear_pointer(&cfg->listen, g_free);
+    g_clear_pointer(&cfg->tls_listen, g_free);
+    g_clear_pointer(&cfg->tls_dir, g_free);
+    g_clear_pointer(&cfg->ticket_file, g_free);
+    g_clear_pointer(&cfg->ticket_expiry, g_free);
+    g_clear_pointer(&cfg->secure_channels, g_free);
+    g_clear_pointer(&cfg->ticket, qs_ticket_unref);
+}
+
+GOptionGroup *qs_net_option_group(QsNetConfig *cfg)
+{
+    const GOptionEntry entries[] = {
+        { "listen", 0, 0, G_OPTION_ARG_STRING, &cfg->listen,
+          "Listen for plain SPICE connections on ADDR:PORT", "ADDR:PORT" },
+        { "tls-listen", 0, 0, G_OPTION_ARG_STRING, &cfg->tls_listen,
+          "Listen for TLS SPICE connections on ADDR:PORT", "ADDR:PORT" },
+        { "listen-fd", 0, 0, G_OPTION_ARG_INT, &cfg->listen_fd,
+          "Accept plain connections on the inherited listening socket FD",
+          "FD" },
+        { "tls-listen-fd", 0, 0, G_OPTION_ARG_INT, &cfg->tls_listen_fd,
+          "Accept TLS connections on the inherited listening socket FD",
+          "FD" },
+        { "tls-dir", 0, 0, G_OPTION_ARG_FILENAME, &cfg->tls_dir,
+          "x509 directory: server-cert.pem, server-key.pem (ca-cert.pem "
+          "optional); reloaded on SIGHUP", "DIR" },
+        { "ticket-file", 0, 0, G_OPTION_ARG_FILENAME, &cfg->ticket_file,
+          "Read the ticket (password, at most 60 bytes) from the first line "
+          "of PATH; a second line 'expiry=@UNIX_SECONDS' may set its expiry",
+          "PATH" },
+        { "ticket-fd", 0, 0, G_OPTION_ARG_INT, &cfg->ticket_fd,
+          "Read the ticket (same format) from FD until EOF, then close it",
+          "FD" },
+        { "ticket-expiry", 0, 0, G_OPTION_ARG_STRING, &cfg->ticket_expiry,
+          "Ticket expiry: never, SECONDS or +SECONDS from start, or "
+          "@UNIX_SECONDS; checked at every channel link", "WHEN" },
+        { "disable-ticketing", 0, 0, G_OPTION_ARG_NONE,
+          &cfg->disable_ticketing,
+          "Accept any ticket (no authentication)", NULL },
+        { "insecure", 0, 0, G_OPTION_ARG_NONE, &cfg->insecure,
+          "Allow --disable-ticketing on a non-loopback plain listener", NULL },
+        { "secure-channels", 0, 0, G_OPTION_ARG_STRING, &cfg->secure_channels,
+          "Channels only served over TLS: all, or a comma list of main, "
+          "display, inputs, cursor, playback, record, usbredir, ...; on the "
+          "plain port they are answered NEED_SECURED", "LIST" },
+        { "max-unauthenticated", 0, 0, G_OPTION_ARG_INT, &cfg->max_pending,
+          "Connections still linking, at most (default 64; the oldest is "
+          "dropped for a new one)", "N" },
+        { "max-unauthenticated-per-source", 0, 0, G_OPTION_ARG_INT,
+          &cfg->max_pending_per_source,
+          "Connections still linking from one address, at most (default 16)",
+          "N" },
+        { "link-timeout", 0, 0, G_OPTION_ARG_INT, &cfg->link_timeout_s,
+          "Seconds from accept to an authenticated link, TLS handshake "
+          "included (default 10)", "SECONDS" },
+        G_OPTION_ENTRY_NULL
+    };
+    GOptionGroup *group = g_option_group_new(
+        "net",
+        "Network options: listeners, TLS and tickets. Authentication is the "
+        "SPICE ticket (RSA-OAEP); SASL is not supported and a client asking "
+        "for it is refused.",
+        "Show network options", cfg, NULL);
+
+    g_option_group_add_entries(group, entries);
+    return group;
+}
+
+static char *read_ticket_source(QsNetConfig *cfg, gsize *len, GError **error)
+{
+    char *text = NULL;
+
+    if (cfg->ticket_file) {
+        if (!g_file_get_contents(cfg->ticket_file, &text, len, error)) {
+            return NULL;
+        }
+        if (*len > TICKET_SOURCE_MAX) {
+            explicit_bzero(text, *len);
+            g_free(text);
+            g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                        "%s: too large for a ticket", cfg->ticket_file);
+            return NULL;
+        }
+        return text;
+    }
+    text = g_malloc0(TICKET_SOURCE_MAX + 1);
+    *len = 0;
+    for (;;) {
+        ssize_t n = read(cfg->ticket_fd, text + *len,
+                         TICKET_SOURCE_MAX + 1 - *len);
+
+        if (n < 0 && errno == EINTR) {
+            continue;
+        }
+        if (n < 0) {
+            g_set_error(error, G_IO_ERROR, g_io_error_from_errno(errno),
+                        "reading the ticket from fd %d: %s", cfg->ticket_fd,
+                        g_strerror(errno));
+            break;
+        }
+        if (n == 0) {
+            close(cfg->ticket_fd);
+            cfg->ticket_fd = -1;
+            return text;
+        }
+        *len += (gsize)n;
+        if (*len > TICKET_SOURCE_MAX) {
+            g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                        "fd %d: too large for a ticket", cfg->ticket_fd);
+            break;
+        }
+    }
+    explicit_bzero(text, TICKET_SOURCE_MAX + 1);
+    g_free(text);
+    return NULL;
+}
+
+static gboolean parse_secure_channels(QsNetConfig *cfg, GError **error)
+{
+    g_auto(GStrv) names = NULL;
+
+    cfg->secure_mask = 0;
+    if (!cfg->secure_channels) {
+        return TRUE;
+    }
+    if (strcmp(cfg->secure_channels, "all") == 0) {
+        cfg->secure_mask = ~(guint32)0;
+        return TRUE;
+    }
+    names = g_strsplit(cfg->secure_channels, ",", -1);
+    for (guint i = 0; names[i]; i++) {
+        int type = qs_channel_type_from_string(g_strstrip(names[i]));
+
+        if (type < 0) {
+            g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                        "--secure-channels: unknown channel '%s'", names[i]);
+            return FALSE;
+        }
+        cfg->secure_mask |= 1u << type;
+    }
+    return TRUE;
+}
+
+#define USAGE(...) \
+    (g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE, __VA_ARGS__), \
+     FALSE)
+
+gboolean qs_net_config_validate(QsNetConfig *cfg, GError **error)
+{
+    gboolean plain = cfg->listen || cfg->listen_fd >= 0;
+    gboolean tls = cfg->tls_listen || cfg->tls_listen_fd >= 0;
+    gint64 expiry = 0;
+
+    if (cfg->listen && cfg->listen_fd >= 0) {
+        return USAGE("--listen and --listen-fd exclude each other");
+    }
+    if (cfg->tls_listen && cfg->tls_listen_fd >= 0) {
+        return USAGE("--tls-listen and --tls-listen-fd exclude each other");
+    }
+    if (!plain && !tls) {
+        return USAGE("no listener: give --listen, --tls-listen, --listen-fd "
+                     "or --tls-listen-fd");
+    }
+    {
+        const char *specs[] = { cfg->listen, cfg->tls_listen };
+
+        for (guint i = 0; i < G_N_ELEMENTS(specs); i++) {
+            g_autofree char *host = NULL;
+            g_autofree char *port = NULL;
+
+            if (specs[i] &&
+                !qs_listen_parse_address(specs[i], &host, &port, error)) {
+                return FALSE;
+            }
+        }
+    }
+    if (tls && !cfg->tls_dir) {
+        return USAGE("a TLS listener needs --tls-dir");
+    }
+    if (!tls && cfg->tls_dir) {
+        return USAGE("--tls-dir without a TLS listener");
+    }
+    if (cfg->max_pending < 1 || cfg->max_pending_per_source < 1) {
+        return USAGE("the unauthenticated-connection limits must be >= 1");
+    }
+    if (cfg->link_timeout_s < 1 || cfg->link_timeout_s > 3600) {
+        return USAGE("--link-timeout must be 1 to 3600 seconds");
+    }
+    cfg->link_timeout_ms = cfg->link_timeout_s * 1000;
+    if (!parse_secure_channels(cfg, error)) {
+        return FALSE;
+    }
+    if (cfg->secure_mask && !tls) {
+        return USAGE("--secure-channels needs a TLS listener");
+    }
+    if (cfg->ticket_file && cfg->ticket_fd >= 0) {
+        return USAGE("--ticket-file and --ticket-fd exclude each other");
+    }
+    if (cfg->disable_ticketing) {
+        if (cfg->ticket_file || cfg->ticket_fd >= 0 || cfg->ticket_expiry) {
+            return USAGE("--disable-ticketing excludes the ticket options");
+        }
+        if (plain && !cfg->insecure &&
+            !(cfg->listen ? qs_listen_spec_is_loopback(cfg->listen)
+                          : qs_listen_fd_is_loopback(cfg->listen_fd))) {
+            return USAGE("refusing to serve without a ticket on a "
+                         "non-loopback plain listener (add --insecure to "
+                         "do it anyway)");
+        }
+        return TRUE;
+    }
+    if (!cfg->ticket_file && cfg->ticket_fd < 0) {
+        return USAGE("a ticket is required: --ticket-file or --ticket-fd "
+                     "(or --disable-ticketing)");
+    }
+    if (cfg->ticket_expiry &&
+        !qs_ticket_parse_expiry(cfg->ticket_expiry, g_get_real_time(),
+                                &expiry, error)) {
+        return FALSE;
+    }
+    {
+        gsize len = 0;
+        char *text = read_ticket_source(cfg, &len, error);
+
+        if (!text) {
+            return FALSE;
+        }
+        g_clear_pointer(&cfg->ticket, qs_ticket_unref);
+        cfg->ticket = qs_ticket_parse(text, len, expiry, error);
+        explicit_bzero(text, len);
+        g_free(text);
+        if (!cfg->ticket) {
+            return FALSE;
+        }
+    }
+    return TRUE;
+}

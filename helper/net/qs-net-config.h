@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* The net layer's command-line options: listeners, TLS, tickets, limits. */
+#pragma once
+
+#include <glib.h>
+
+G_BEGIN_DECLS
+
+typedef struct QsTicket QsTicket;
+
+typedef struct {
+    /* Parsed from the command line (see qs_net_option_group()). */
+    char *listen;            /* "ADDR:PORT" plain listener */
+    char *tls_listen;        /* "ADDR:PORT" TLS listener */
+    gint listen_fd;          /* inherited listening socket, -1 if none */
+    gint tls_listen_fd;
+    char *tls_dir;           /* ca-cert.pem, server-cert.pem, server-key.pem */
+    char *ticket_file;
+    gint ticket_fd;
+    char *ticket_expiry;     /* "never", "+SECONDS" / "SECONDS" from start, "@UNIX" */
+    gboolean disable_ticketing;
+    gboolean insecure;       /* allow plain non-loopback listening without a ticket */
+    char *secure_channels;   /* "all" or "main,display,..." */
+    gint max_pending;        /* unauthenticated connections, global */
+    gint max_pending_per_source;
+    gint link_timeout_s;     /* --link-timeout */
+    gint link_timeout_ms;    /* accept → authenticated, TLS handshake
+                              * included; set from link_timeout_s */
+    gint auth_fail_delay_ms; /* pause before answering a wrong ticket */
+
+    /* Filled by qs_net_config_validate(). */
+    QsTicket *ticket;        /* NULL iff ticketing is disabled */
+    guint32 secure_mask;     /* bit n set: channel type n needs TLS */
+} QsNetConfig;
+
+/* Sets the defaults; call before parsing. */
+void qs_net_config_init(QsNetConfig *cfg);
+void qs_net_config_clear(QsNetConfig *cfg);
+
+/* A "Network" option group whose entries write into `cfg` (which must
+ * outlive the parse). */
+GOptionGroup *qs_net_option_group(QsNetConfig *cfg);
+
+/* Checks the combination of options after parsing and loads the ticket
+ * (reading --ticket-file / --ticket-fd). Errors are usage errors. */
+gboolean qs_net_config_validate(QsNetConfig *cfg, GError **error);
+
+G_END_DECLS

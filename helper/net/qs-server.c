@@ -1,0 +1,238 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* The server object and its listening sockets: accepts connections and
+ * passes them to the link stage (qs-link-stage.c). */
+
+#include <errno.h>
+#include <unistd.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
+#include <gio/gio.h>
+#include <glib-unix.h>
+#include "net/qs-listen.h"
+#include "net/qs-server-private.h"
+
+#define KEY_SPARES 2
+#define NOTSENT_LOWAT (128 * 1024)
+#define ACCEPT_BURST 32
+
+struct QsListener {
+    QsServer *server;
+    int fd;
+    gboolean tls;
+    GSource *source;
+    GSource *retry;
+};
+
+static void accept_one(QsServer *s, QsListener *l, int fd,
+                       const struct sockaddr_storage *sa, socklen_t salen)
+{
+    char host[NI_MAXHOST] = "?";
+    char serv[NI_MAXSERV] = "?";
+    g_autofree char *peer = NULL;
+    g_autoptr(GError) error = NULL;
+    QsStream *stream;
+
+    getnameinfo((const struct sockaddr *)sa, salen, host, sizeof(host), serv,
+                sizeof(serv), NI_NUMERICHOST | NI_NUMERICSERV);
+    peer = sa->ss_family == AF_INET6 ? g_strdup_printf("[%s]:%s", host, serv)
+                                     : g_strdup_printf("%s:%s", host, serv);
+    if (sa->ss_family == AF_INET || sa->ss_family == AF_INET6) {
+        setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &(int){1}, sizeof(int));
+        /* POLLOUT only when little is unsent, so our queue, not the
+         * kernel's, holds the backlog the flow layer sees. */
+        setsockopt(fd, IPPROTO_TCP, TCP_NOTSENT_LOWAT,
+                   &(int){NOTSENT_LOWAT}, sizeof(int));
+    }
+    stream = qs_stream_new(fd, l->tls ? s->creds : NULL, peer, &error);
+    if (!stream) {
+        g_warning("connection from %s: %s", peer, error->message);
+        return;
+    }
+    qs_link_stage_start(s, stream, host);
+}
+
+static gboolean listener_cb(gint fd, GIOCondition cond, gpointer data);
+
+static gboolean listener_retry(gpointer data)
+{
+    QsListener *l = data;
+
+    if (l->retry) {
+        g_source_unref(g_steal_pointer(&l->retry));
+    }
+    l->source = g_unix_fd_source_new(l->fd, G_IO_IN);
+    g_source_set_callback(l->source, G_SOURCE_FUNC(listener_cb), l, NULL);
+    g_source_attach(l->source, g_main_context_get_thread_default());
+    return G_SOURCE_REMOVE;
+}
+
+static gboolean listener_cb(gint fd, GIOCondition cond, gpointer data)
+{
+    QsListener *l = data;
+
+    (void)cond;
+    for (int i = 0; i < ACCEPT_BURST; i++) {
+        struct sockaddr_storage sa;
+        socklen_t salen = sizeof(sa);
+        int c = accept4(fd, (struct sockaddr *)&sa, &salen,
+                        SOCK_CLOEXEC | SOCK_NONBLOCK);
+
+        if (c >= 0) {
+            accept_one(l->server, l, c, &sa, salen);
+            continue;
+        }
+        if (errno == EINTR || errno == ECONNABORTED) {
+            continue;
+        }
+        if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS ||
+            errno == ENOMEM) {
+            /* Out of descriptors: pause instead of spinning on poll(). */
+            g_warning("accept: %s; pausing the listener", g_strerror(errno));
+            g_source_destroy(l->source);
+            g_source_unref(l->source);
+            l->source = NULL;
+            l->retry = qs_net_timeout_source(200, listener_retry, l, NULL);
+            return G_SOURCE_REMOVE;
+        }
+        break;
+    }
+    return G_SOURCE_CONTINUE;
+}
+
+static void listener_free(QsListener *l)
+{
+    if (!l) {
+        return;
+    }
+    if (l->source) {
+        g_source_destroy(l->source);
+        g_source_unref(l->source);
+    }
+    qs_net_source_cancel(&l->retry);
+    close(l->fd);
+    g_free(l);
+}
+
+static QsListener *listener_new(QsServer *s, const char *addr, int fd,
+                              gboolean tls, GError **error)
+{
+    QsListener *l;
+
+    if (addr) {
+        fd = qs_listen_tcp(addr, error);
+        if (fd < 0) {
+            return NULL;
+        }
+    } else if (!qs_listen_adopt_fd(fd, error)) {
+        return NULL;
+    }
+    l = g_new0(QsListener, 1);
+    l->server = s;
+    l->fd = fd;
+    l->tls = tls;
+    listener_retry(l);
+    return l;
+}
+
+QsServer *qs_server_new(const QsNetConfig *cfg,
+                        const QsServerCallbacks *callbacks,
+                        gpointer user_data, GError **error)
+{
+    g_autoptr(QsServer) s = NULL;
+
+    /* No ticket must mean "asked for no ticket", never "forgot one". */
+    if (!cfg->ticket && !cfg->disable_ticketing) {
+        g_set_error(error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
+                    "no ticket and ticketing not disabled");
+        return NULL;
+    }
+    s = g_new0(QsServer, 1);
+    s->cb = *callbacks;
+    s->user_data = user_data;
+    s->ticket = cfg->ticket ? qs_ticket_ref(cfg->ticket) : NULL;
+    s->secure_mask = cfg->secure_mask;
+    s->max_pending = MAX(cfg->max_pending, 1);
+    s->max_pending_per_source = MAX(cfg->max_pending_per_source, 1);
+    s->link_timeout_ms = MAX(cfg->link_timeout_ms, 100);
+    s->auth_fail_delay_ms = MAX(cfg->auth_fail_delay_ms, 0);
+    g_queue_init(&s->pending);
+    s->per_source = g_hash_table_new_full(g_str_hash, g_str_equal, g_free,
+                                          NULL);
+    s->keys = qs_key_pool_new(KEY_SPARES);
+    if (cfg->tls_listen || cfg->tls_listen_fd >= 0) {
+        s->tls_dir = g_strdup(cfg->tls_dir);
+        s->creds = qs_tls_creds_load(cfg->tls_dir, error);
+        if (!s->creds) {
+            return NULL;
+        }
+    }
+    if (cfg->listen || cfg->listen_fd >= 0) {
+        s->listeners[0] = listener_new(s, cfg->listen, cfg->listen_fd, FALSE,
+                                       error);
+        if (!s->listeners[0]) {
+            return NULL;
+        }
+    }
+    if (cfg->tls_listen || cfg->tls_listen_fd >= 0) {
+        s->listeners[1] = listener_new(s, cfg->tls_listen, cfg->tls_listen_fd,
+                                       TRUE, error);
+        if (!s->listeners[1]) {
+            return NULL;
+        }
+    }
+    return g_steal_pointer(&s);
+}
+
+void qs_server_free(QsServer *s)
+{
+    if (!s) {
+        return;
+    }
+    listener_free(s->listeners[0]);
+    listener_free(s->listeners[1]);
+    qs_link_stage_drop_all(s);
+    if (s->per_source) {
+        g_hash_table_unref(s->per_source);
+    }
+    qs_key_pool_free(s->keys);
+    qs_tls_creds_unref(s->creds);
+    qs_ticket_unref(s->ticket);
+    g_free(s->tls_dir);
+    g_free(s);
+}
+
+gboolean qs_server_reload_tls(QsServer *s, GError **error)
+{
+    QsTlsCreds *creds;
+
+    if (!s->tls_dir) {
+        return TRUE;
+    }
+    creds = qs_tls_creds_load(s->tls_dir, error);
+    if (!creds) {
+        return FALSE;
+    }
+    qs_tls_creds_unref(s->creds);
+    s->creds = creds;
+    return TRUE;
+}
+
+void qs_server_set_ticket(QsServer *s, QsTicket *ticket)
+{
+    qs_ticket_unref(s->ticket);
+    s->ticket = ticket ? qs_ticket_ref(ticket) : NULL;
+}
+
+guint16 qs_server_get_port(QsServer *s, gboolean tls)
+{
+    QsListener *l = s->listeners[tls ? 1 : 0];
+
+    return l ? qs_listen_get_port(l->fd) : 0;
+}
+
+guint qs_server_get_pending_count(QsServer *s)
+{
+    return s->pending.length;
+}

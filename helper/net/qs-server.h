@@ -1,0 +1,69 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* QsServer: the listening sockets and the link stage; hands linked,
+ * authenticated QsConn objects to the channel layer. */
+#pragma once
+
+#include <glib.h>
+#include "net/qs-conn.h"
+#include "net/qs-net-config.h"
+
+G_BEGIN_DECLS
+
+/* Room for the server's channel caps in a link reply. */
+#define QS_SERVER_MAX_CHANNEL_CAPS 4
+
+typedef struct {
+    /* Consulted once the client's SpiceLinkMess is parsed, before the reply
+     * and before authentication (info->session_id is 0 here). Return
+     * SPICE_LINK_ERR_OK and fill the server's channel caps for
+     * info->channel_type (*n_caps words, at most
+     * QS_SERVER_MAX_CHANNEL_CAPS), or refuse, typically with
+     * SPICE_LINK_ERR_CHANNEL_NOT_AVAILABLE. Net itself answers
+     * INVALID_MAGIC / VERSION_MISMATCH / INVALID_DATA / NEED_SECURED and
+     * sets the common caps (AUTH_SELECTION, AUTH_SPICE, MINI_HEADER). */
+    SpiceLinkErr (*prepare)(const QsLinkInfo *info, guint32 *caps,
+                            guint *n_caps, gpointer user_data);
+    /* Consulted after the ticket was verified, just before the link result
+     * is sent: accept a new main channel (connection_id 0) and assign a
+     * session id, accept another channel only for the current session's
+     * id, or refuse (SPICE_LINK_ERR_BAD_CONNECTION_ID, ...). On OK
+     * *session_id becomes QsLinkInfo.session_id and `attach` follows
+     * immediately, in the same main-loop iteration. */
+    SpiceLinkErr (*authorize)(const QsLinkInfo *info, guint32 *session_id,
+                              gpointer user_data);
+    /* A new connection; the reference is transferred to the callee, which
+     * sets its handlers before returning and unrefs it once done (after
+     * the closed handler at the latest). */
+    void (*attach)(QsConn *conn, gpointer user_data);
+} QsServerCallbacks;
+
+typedef struct QsServer QsServer;
+
+/* Binds/adopts the listeners of `cfg` (validated) and starts accepting in
+ * the thread-default GMainContext, where every callback then runs; all
+ * QsServer and QsConn calls belong to that thread. `cfg` is copied where
+ * needed; the ticket is referenced. cfg->ticket NULL without
+ * cfg->disable_ticketing is an error. Every link checks the ticket (and its
+ * expiry), sub-channels included, as spice-server does. */
+QsServer *qs_server_new(const QsNetConfig *cfg,
+                        const QsServerCallbacks *callbacks,
+                        gpointer user_data, GError **error);
+void qs_server_free(QsServer *server);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(QsServer, qs_server_free)
+
+/* Re-reads the x509 files of --tls-dir (main.c calls it on SIGHUP); on
+ * failure the old credentials stay in use. Handshakes already running keep
+ * the credentials they started with. */
+gboolean qs_server_reload_tls(QsServer *server, GError **error);
+
+/* Replaces the ticket (NULL disables ticketing); established connections are
+ * not affected, new links are checked against it. */
+void qs_server_set_ticket(QsServer *server, QsTicket *ticket);
+
+/* The bound port of a listener (useful with port 0), 0 if none. */
+guint16 qs_server_get_port(QsServer *server, gboolean tls);
+
+/* Unauthenticated connections currently held (for tests and stats). */
+guint qs_server_get_pending_count(QsServer *server);
+
+G_END_DECLS

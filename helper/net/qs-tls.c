@@ -1,0 +1,101 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* Loading the server's x509 credentials and creating TLS sessions. */
+
+#include <gio/gio.h>
+#include "net/qs-tls.h"
+
+/* Only TLS 1.2 and 1.3, otherwise the library's (system's) defaults. */
+#define QS_TLS_PRIORITY "NORMAL:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2"
+
+struct QsTlsCreds {
+    gint ref;
+    gnutls_certificate_credentials_t cred;
+    gnutls_priority_t prio;
+};
+
+QsTlsCreds *qs_tls_creds_load(const char *dir, GError **error)
+{
+    g_autofree char *ca = g_build_filename(dir, "ca-cert.pem", NULL);
+    g_autofree char *cert = g_build_filename(dir, "server-cert.pem", NULL);
+    g_autofree char *key = g_build_filename(dir, "server-key.pem", NULL);
+    QsTlsCreds *c = g_new0(QsTlsCreds, 1);
+    int rc;
+
+    c->ref = 1;
+    rc = gnutls_certificate_allocate_credentials(&c->cred);
+    if (rc < 0) {
+        g_free(c);
+        g_set_error(error, G_IO_ERROR, G_IO_ERROR_FAILED,
+                    "TLS credentials: %s", gnutls_strerror(rc));
+        return NULL;
+    }
+    rc = gnutls_certificate_set_x509_key_file(c->cred, cert, key,
+                                              GNUTLS_X509_FMT_PEM);
+    if (rc < 0) {
+        g_set_error(error, G_IO_ERROR, G_IO_ERROR_FAILED,
+                    "loading %s / %s: %s", cert, key, gnutls_strerror(rc));
+        qs_tls_creds_unref(c);
+        return NULL;
+    }
+    if (g_file_test(ca, G_FILE_TEST_EXISTS)) {
+        rc = gnutls_certificate_set_x509_trust_file(c->cred, ca,
+                                                    GNUTLS_X509_FMT_PEM);
+        if (rc < 0) {
+            g_set_error(error, G_IO_ERROR, G_IO_ERROR_FAILED,
+                        "loading %s: %s", ca, gnutls_strerror(rc));
+            qs_tls_creds_unref(c);
+            return NULL;
+        }
+    }
+    rc = gnutls_priority_init(&c->prio, QS_TLS_PRIORITY, NULL);
+    if (rc < 0) {
+        g_set_error(error, G_IO_ERROR, G_IO_ERROR_FAILED,
+                    "TLS priority: %s", gnutls_strerror(rc));
+        qs_tls_creds_unref(c);
+        return NULL;
+    }
+    return c;
+}
+
+QsTlsCreds *qs_tls_creds_ref(QsTlsCreds *creds)
+{
+    g_atomic_int_inc(&creds->ref);
+    return creds;
+}
+
+void qs_tls_creds_unref(QsTlsCreds *creds)
+{
+    if (creds && g_atomic_int_dec_and_test(&creds->ref)) {
+        if (creds->prio) {
+            gnutls_priority_deinit(creds->prio);
+        }
+        gnutls_certificate_free_credentials(creds->cred);
+        g_free(creds);
+    }
+}
+
+gnutls_session_t qs_tls_session_new(QsTlsCreds *creds, int fd, GError **error)
+{
+    gnutls_session_t s = NULL;
+    /* NO_SIGNAL: a vanished client must not SIGPIPE the helper. */
+    int rc = gnutls_init(&s, GNUTLS_SERVER | GNUTLS_NONBLOCK |
+                                 GNUTLS_NO_SIGNAL);
+
+    if (rc >= 0) {
+        rc = gnutls_priority_set(s, creds->prio);
+    }
+    if (rc >= 0) {
+        rc = gnutls_credentials_set(s, GNUTLS_CRD_CERTIFICATE, creds->cred);
+    }
+    if (rc < 0) {
+        g_set_error(error, G_IO_ERROR, G_IO_ERROR_FAILED,
+                    "TLS session: %s", gnutls_strerror(rc));
+        if (s) {
+            gnutls_deinit(s);
+        }
+        return NULL;
+    }
+    gnutls_certificate_server_set_request(s, GNUTLS_CERT_IGNORE);
+    gnutls_transport_set_int(s, fd);
+    return s;
+}

@@ -1,0 +1,925 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* Socket-level tests: the real QsServer on loopback, in its own thread and
+ * main context, against blocking test clients doing the link stage. */
+
+#include <string.h>
+#include <unistd.h>
+#include <sys/socket.h>
+#include <glib.h>
+#include <glib/gstdio.h>
+#include "net/qs-link.h"
+#include "net/qs-server.h"
+#include "net/qs-ticket.h"
+#include "net-test-client.h"
+
+#define PASSWORD "s3cret-pw"
+#define SESSION_ID 0x5eed1234u
+#define MSG_ECHO 200        /* echoed back as type 1200 */
+#define MSG_FLOOD 201       /* server sends without pacing */
+#define MSG_PACED 202       /* server sends `n` bytes paced by writable */
+#define MSG_CLOSE_ME 203    /* the handler closes, then reads the data */
+#define ECHO_OFFSET 1000
+
+typedef struct {
+    QsNetConfig cfg;
+    GMainContext *ctx;
+    GMainLoop *loop;
+    GThread *thread;
+    QsServer *server;
+    GMutex lock;
+    GCond cond;
+    gboolean ready;
+    GError *error;
+    guint16 port;
+    guint16 tls_port;
+    GPtrArray *conns;       /* server thread only */
+    /* Observed from the client thread under `lock`. */
+    guint closed_count;
+    char *last_close_reason;
+    guint writable_count;
+    gboolean session_open;
+    char *tls_dir;
+} Fixture;
+
+typedef struct {
+    Fixture *f;
+    QsConn *conn;
+    gsize paced_left;
+    GSource *flood;
+} ConnState;
+
+static SpiceLinkErr cb_prepare(const QsLinkInfo *info, guint32 *caps,
+                               guint *n_caps, gpointer data)
+{
+    (void)data;
+    if (info->channel_type < SPICE_CHANNEL_MAIN ||
+        info->channel_type > SPICE_CHANNEL_CURSOR || info->channel_id != 0) {
+        return SPICE_LINK_ERR_CHANNEL_NOT_AVAILABLE;
+    }
+    caps[0] = 0x40 | info->channel_type;
+    *n_caps = 1;
+    return SPICE_LINK_ERR_OK;
+}
+
+static SpiceLinkErr cb_authorize(const QsLinkInfo *info, guint32 *session_id,
+                                 gpointer data)
+{
+    Fixture *f = data;
+
+    if (info->channel_type == SPICE_CHANNEL_MAIN) {
+        if (info->connection_id != 0) {
+            return SPICE_LINK_ERR_BAD_CONNECTION_ID;
+        }
+        g_mutex_lock(&f->lock);
+        f->session_open = TRUE;
+        g_mutex_unlock(&f->lock);
+        *session_id = SESSION_ID;
+        return SPICE_LINK_ERR_OK;
+    }
+    if (info->connection_id != SESSION_ID) {
+        return SPICE_LINK_ERR_BAD_CONNECTION_ID;
+    }
+    *session_id = SESSION_ID;
+    return SPICE_LINK_ERR_OK;
+}
+
+static gboolean flood_tick(gpointer data)
+{
+    ConnState *cs = data;
+
+    /* A producer ignoring the queue: 256 KiB every tick. */
+    for (int i = 0; i < 4; i++) {
+        g_autoptr(GBytes) b = g_bytes_new_take(g_malloc0(64 * 1024),
+                                               64 * 1024);
+
+        if (!qs_conn_send(cs->conn, 1, b)) {
+            cs->flood = NULL;
+            return G_SOURCE_REMOVE;
+        }
+    }
+    return G_SOURCE_CONTINUE;
+}
+
+static void paced_fill(ConnState *cs)
+{
+    /* Produce only while the queue is below its low-water mark. */
+    while (cs->paced_left > 0 &&
+           qs_conn_get_queued_bytes(cs->conn) < 128 * 1024) {
+        gsize n = MIN(cs->paced_left, 32 * 1024);
+        g_autoptr(GBytes) b = g_bytes_new_take(g_malloc0(n), n);
+
+        if (!qs_conn_send(cs->conn, 2, b)) {
+            return;
+        }
+        cs->paced_left -= n;
+    }
+}
+
+static void on_message(QsConn *conn, guint16 type, const guint8 *data,
+                       guint32 size, gpointer user_data)
+{
+    ConnState *cs = user_data;
+
+    if (type == MSG_ECHO) {
+        g_autoptr(GBytes) b = g_bytes_new(data, size);
+
+        qs_conn_send(conn, type + ECHO_OFFSET, b);
+    } else if (type == MSG_FLOOD && !cs->flood) {
+        qs_conn_set_queue_limits(conn, 64 * 1024, 4 * 1024 * 1024);
+        cs->flood = g_timeout_source_new(5);
+        g_source_set_callback(cs->flood, flood_tick, cs, NULL);
+        g_source_attach(cs->flood, g_main_context_get_thread_default());
+        g_source_unref(cs->flood);
+    } else if (type == MSG_CLOSE_ME) {
+        guint sum = 0;
+
+        qs_conn_close(conn, "asked to close");
+        /* The message stays valid for the whole call (ASan checks). */
+        for (guint32 i = 0; i < size; i++) {
+            sum += data[i];
+        }
+        g_assert_cmpuint(sum, ==, size * 'c');
+        g_assert_false(qs_conn_send(conn, 1, NULL));
+    } else if (type == MSG_PACED && size == 4) {
+        qs_conn_set_queue_limits(conn, 128 * 1024, 1024 * 1024);
+        cs->paced_left = qs_link_get_u32(data);
+        paced_fill(cs);
+    }
+}
+
+static void on_writable(QsConn *conn, gpointer user_data)
+{
+    ConnState *cs = user_data;
+
+    (void)conn;
+    g_mutex_lock(&cs->f->lock);
+    cs->f->writable_count++;
+    g_mutex_unlock(&cs->f->lock);
+    paced_fill(cs);
+}
+
+static void on_closed(QsConn *conn, const char *reason, gpointer user_data)
+{
+    ConnState *cs = user_data;
+    Fixture *f = cs->f;
+
+    if (cs->flood) {
+        g_source_destroy(cs->flood);
+        cs->flood = NULL;
+    }
+    g_mutex_lock(&f->lock);
+    f->closed_count++;
+    g_free(f->last_close_reason);
+    f->last_close_reason = g_strdup(reason);
+    g_mutex_unlock(&f->lock);
+    g_ptr_array_remove(f->conns, conn);
+}
+
+static void cb_attach(QsConn *conn, gpointer data)
+{
+    Fixture *f = data;
+    ConnState *cs = g_new0(ConnState, 1);
+    static const QsConnHandlers handlers = {
+        .message = on_message,
+        .writable = on_writable,
+        .closed = on_closed,
+    };
+
+    cs->f = f;
+    cs->conn = conn;
+    g_assert_cmpuint(qs_conn_get_link_info(conn)->session_id, ==, SESSION_ID);
+    qs_conn_set_max_message_size(conn, 4096);
+    qs_conn_set_handlers(conn, &handlers, cs, g_free);
+    g_ptr_array_add(f->conns, conn);
+}
+
+static const QsServerCallbacks callbacks = {
+    .prepare = cb_prepare,
+    .authorize = cb_authorize,
+    .attach = cb_attach,
+};
+
+static gpointer server_thread(gpointer data)
+{
+    Fixture *f = data;
+
+    g_main_context_push_thread_default(f->ctx);
+    f->conns = g_ptr_array_new_with_free_func((GDestroyNotify)qs_conn_unref);
+    f->server = qs_server_new(&f->cfg, &callbacks, f, &f->error);
+    if (f->server) {
+        f->port = qs_server_get_port(f->server, FALSE);
+        f->tls_port = qs_server_get_port(f->server, TRUE);
+    }
+    g_mutex_lock(&f->lock);
+    f->ready = TRUE;
+    g_cond_signal(&f->cond);
+    g_mutex_unlock(&f->lock);
+    if (f->server) {
+        g_main_loop_run(f->loop);
+    }
+    /* Close what is left and let the closed handlers run (they take the
+     * connections out of the array) before the array goes. */
+    for (guint i = 0; i < f->conns->len; i++) {
+        qs_conn_close(g_ptr_array_index(f->conns, i), "test over");
+    }
+    while (g_main_context_iteration(f->ctx, FALSE)) {
+    }
+    g_assert_cmpuint(f->conns->len, ==, 0);
+    g_ptr_array_unref(f->conns);
+    qs_server_free(f->server);
+    while (g_main_context_iteration(f->ctx, FALSE)) {
+    }
+    g_main_context_pop_thread_default(f->ctx);
+    return NULL;
+}
+
+static char *make_tls_dir(void)
+{
+    g_autofree char *dir = g_dir_make_tmp("qs-net-tls-XXXXXX", NULL);
+    g_autofree char *key = g_build_filename(dir, "server-key.pem", NULL);
+    g_autofree char *cert = g_build_filename(dir, "server-cert.pem", NULL);
+    const char *argv[] = {
+        "openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt",
+        "ec_paramgen_curve:prime256v1", "-nodes", "-subj", "/CN=localhost",
+        "-days", "1", "-keyout", key, "-out", cert, NULL,
+    };
+    gint status;
+
+    if (!g_spawn_sync(NULL, (char **)argv, NULL,
+                      G_SPAWN_SEARCH_PATH | G_SPAWN_STDOUT_TO_DEV_NULL |
+                      G_SPAWN_STDERR_TO_DEV_NULL, NULL, NULL, NULL, NULL,
+                      &status, NULL) ||
+        !g_spawn_check_wait_status(status, NULL)) {
+        return NULL;
+    }
+    return g_steal_pointer(&dir);
+}
+
+static void remove_tls_dir(const char *dir)
+{
+    static const char *const files[] = { "server-key.pem", "server-cert.pem" };
+
+    for (guint i = 0; i < G_N_ELEMENTS(files); i++) {
+        g_autofree char *p = g_build_filename(dir, files[i], NULL);
+
+        g_unlink(p);
+    }
+    g_rmdir(dir);
+}
+
+typedef struct {
+    gboolean tls;
+    gint64 ticket_expiry;   /* 0 never, -1 already expired */
+    guint32 secure_mask;
+    gint link_timeout_ms;
+    gint max_pending;
+    gint max_pending_per_source;
+} Setup;
+
+static Fixture *fixture_start(const Setup *s)
+{
+    Fixture *f = g_new0(Fixture, 1);
+    gint64 expiry = s->ticket_expiry;
+
+    if (expiry < 0) {
+        expiry = g_get_real_time() - G_USEC_PER_SEC;
+    }
+    qs_net_config_init(&f->cfg);
+    f->cfg.listen = g_strdup("127.0.0.1:0");
+    f->cfg.ticket = qs_ticket_new(PASSWORD, strlen(PASSWORD), expiry, NULL);
+    f->cfg.secure_mask = s->secure_mask;
+    f->cfg.auth_fail_delay_ms = 50;
+    if (s->link_timeout_ms) {
+        f->cfg.link_timeout_ms = s->link_timeout_ms;
+    }
+    if (s->max_pending) {
+        f->cfg.max_pending = s->max_pending;
+    }
+    if (s->max_pending_per_source) {
+        f->cfg.max_pending_per_source = s->max_pending_per_source;
+    }
+    if (s->tls) {
+        f->tls_dir = make_tls_dir();
+        if (!f->tls_dir) {
+            qs_net_config_clear(&f->cfg);
+            g_free(f);
+            return NULL;
+        }
+        f->cfg.tls_listen = g_strdup("127.0.0.1:0");
+        f->cfg.tls_dir = g_strdup(f->tls_dir);
+    }
+    g_mutex_init(&f->lock);
+    g_cond_init(&f->cond);
+    f->ctx = g_main_context_new();
+    f->loop = g_main_loop_new(f->ctx, FALSE);
+    f->thread = g_thread_new("qs-net-server", server_thread, f);
+    g_mutex_lock(&f->lock);
+    while (!f->ready) {
+        g_cond_wait(&f->cond, &f->lock);
+    }
+    g_mutex_unlock(&f->lock);
+    g_assert_no_error(f->error);
+    g_assert_cmpuint(f->port, !=, 0);
+    return f;
+}
+
+static gboolean quit_cb(gpointer data)
+{
+    g_main_loop_quit(data);
+    return G_SOURCE_REMOVE;
+}
+
+static void fixture_stop(Fixture *f)
+{
+    g_main_context_invoke(f->ctx, quit_cb, f->loop);
+    g_thread_join(f->thread);
+    g_main_loop_unref(f->loop);
+    g_main_context_unref(f->ctx);
+    qs_net_config_clear(&f->cfg);
+    if (f->tls_dir) {
+        remove_tls_dir(f->tls_dir);
+        g_free(f->tls_dir);
+    }
+    g_free(f->last_close_reason);
+    g_mutex_clear(&f->lock);
+    g_cond_clear(&f->cond);
+    g_free(f);
+}
+
+/* The closed handler runs from an idle after the close: wait for it. */
+static gboolean wait_closed(Fixture *f, guint count, guint ms)
+{
+    gint64 end = g_get_monotonic_time() + (gint64)ms * 1000;
+    gboolean reached = FALSE;
+
+    while (!reached && g_get_monotonic_time() < end) {
+        g_mutex_lock(&f->lock);
+        reached = f->closed_count >= count;
+        g_mutex_unlock(&f->lock);
+        if (!reached) {
+            g_usleep(10 * 1000);
+        }
+    }
+    return reached;
+}
+
+/* An echo round trip on a linked client. */
+static void assert_echo(NetTestClient *c, const char *text)
+{
+    guint16 type;
+    guint32 size;
+    g_autofree guint8 *body = NULL;
+
+    g_assert_true(net_test_client_send_msg(c, MSG_ECHO, text, strlen(text)));
+    body = net_test_client_recv_msg(c, &type, &size);
+    g_assert_nonnull(body);
+    g_assert_cmpuint(type, ==, MSG_ECHO + ECHO_OFFSET);
+    g_assert_cmpmem(body, size, text, strlen(text));
+}
+
+static NetTestClient *linked_main(Fixture *f)
+{
+    NetTestClient *c = net_test_client_connect(f->port, FALSE);
+
+    g_assert_nonnull(c);
+    g_assert_cmpint(net_test_client_link(c, 0, SPICE_CHANNEL_MAIN, PASSWORD),
+                    ==, SPICE_LINK_ERR_OK);
+    return c;
+}
+
+static void test_ticket_ok(void)
+{
+    Setup s = { 0 };
+    Fixture *f = fixture_start(&s);
+    NetTestClient *c = net_test_client_connect(f->port, FALSE);
+    NetTestClient *d;
+
+    g_assert_true(net_test_client_send_link(c, 0, SPICE_CHANNEL_MAIN, 0, 0xd,
+                                            0));
+    g_assert_cmpint(net_test_client_read_reply(c), ==, 0);
+    /* AUTH_SELECTION | AUTH_SPICE | MINI_HEADER, and prepare()'s caps. */
+    g_assert_cmphex(c->server_common_caps, ==, 0xb);
+    g_assert_cmphex(c->server_channel_caps, ==, 0x41);
+    g_assert_cmpuint(c->spki[0], ==, 0x30);
+    g_assert_cmpint(net_test_client_auth(c, TRUE, PASSWORD), ==, 0);
+    assert_echo(c, "hello");
+    assert_echo(c, "");
+
+    /* A second channel of the session. */
+    d = net_test_client_connect(f->port, FALSE);
+    g_assert_cmpint(net_test_client_link(d, SESSION_ID, SPICE_CHANNEL_DISPLAY,
+                                         PASSWORD), ==, 0);
+    assert_echo(d, "display");
+    net_test_client_free(d);
+
+    /* Another session's id is refused after authentication. */
+    d = net_test_client_connect(f->port, FALSE);
+    g_assert_cmpint(net_test_client_link(d, 0x999, SPICE_CHANNEL_DISPLAY,
+                                         PASSWORD), ==,
+                    SPICE_LINK_ERR_BAD_CONNECTION_ID);
+    g_assert_true(net_test_client_wait_eof(d, 2000));
+    net_test_client_free(d);
+
+    /* An unknown channel is refused in the reply. */
+    d = net_test_client_connect(f->port, FALSE);
+    g_assert_true(net_test_client_send_link(d, SESSION_ID, 9, 0, 0xd, 0));
+    g_assert_cmpint(net_test_client_read_reply(d), ==,
+                    SPICE_LINK_ERR_CHANNEL_NOT_AVAILABLE);
+    g_assert_true(net_test_client_wait_eof(d, 2000));
+    net_test_client_free(d);
+
+    assert_echo(c, "still here");
+    net_test_client_free(c);
+    fixture_stop(f);
+}
+
+static void test_ticket_wrong(void)
+{
+    Setup s = { 0 };
+    Fixture *f = fixture_start(&s);
+    NetTestClient *c = net_test_client_connect(f->port, FALSE);
+    gint64 t0 = g_get_monotonic_time();
+
+    g_assert_cmpint(net_test_client_link(c, 0, SPICE_CHANNEL_MAIN, "wrong"),
+                    ==, SPICE_LINK_ERR_PERMISSION_DENIED);
+    /* The answer waited for the failure delay (50 ms here). */
+    g_assert_cmpint(g_get_monotonic_time() - t0, >=, 50 * 1000);
+    g_assert_true(net_test_client_wait_eof(c, 2000));
+    net_test_client_free(c);
+
+    /* A prefix or extension of the password is as wrong. */
+    c = net_test_client_connect(f->port, FALSE);
+    g_assert_cmpint(net_test_client_link(c, 0, SPICE_CHANNEL_MAIN, "s3cret"),
+                    ==, SPICE_LINK_ERR_PERMISSION_DENIED);
+    net_test_client_free(c);
+    c = net_test_client_connect(f->port, FALSE);
+    g_assert_cmpint(net_test_client_link(c, 0, SPICE_CHANNEL_MAIN,
+                                         PASSWORD "x"),
+                    ==, SPICE_LINK_ERR_PERMISSION_DENIED);
+    net_test_client_free(c);
+    g_mutex_lock(&f->lock);
+    g_assert_false(f->session_open);
+    g_mutex_unlock(&f->lock);
+    fixture_stop(f);
+}
+
+static void test_ticket_expired(void)
+{
+    Setup s = { .ticket_expiry = -1 };
+    Fixture *f = fixture_start(&s);
+    NetTestClient *c = net_test_client_connect(f->port, FALSE);
+
+    g_assert_cmpint(net_test_client_link(c, 0, SPICE_CHANNEL_MAIN, PASSWORD),
+                    ==, SPICE_LINK_ERR_PERMISSION_DENIED);
+    g_assert_true(net_test_client_wait_eof(c, 2000));
+    net_test_client_free(c);
+    fixture_stop(f);
+}
+
+static void test_no_auth_selection_full_header(void)
+{
+    Setup s = { 0 };
+    Fixture *f = fixture_start(&s);
+    NetTestClient *c = net_test_client_connect(f->port, FALSE);
+    guint64 serial;
+
+    /* An old client: neither AUTH_SELECTION nor MINI_HEADER. */
+    g_assert_true(net_test_client_send_link(c, 0, SPICE_CHANNEL_MAIN, 0,
+                                            1u << SPICE_COMMON_CAP_AUTH_SPICE,
+                                            0));
+    g_assert_cmpint(net_test_client_read_reply(c), ==, 0);
+    g_assert_false(c->mini);
+    g_assert_cmpint(net_test_client_auth(c, FALSE, PASSWORD), ==, 0);
+    assert_echo(c, "full header");
+    serial = c->last_serial;
+    g_assert_cmpuint(serial, >=, 1);
+    assert_echo(c, "again");
+    g_assert_cmpuint(c->last_serial, ==, serial + 1);
+    net_test_client_free(c);
+    fixture_stop(f);
+}
+
+static void test_sasl_refused(void)
+{
+    Setup s = { 0 };
+    Fixture *f = fixture_start(&s);
+    NetTestClient *c = net_test_client_connect(f->port, FALSE);
+    guint8 buf[4];
+
+    g_assert_true(net_test_client_send_link(c, 0, SPICE_CHANNEL_MAIN, 0, 0xd,
+                                            0));
+    g_assert_cmpint(net_test_client_read_reply(c), ==, 0);
+    /* We do not advertise AUTH_SASL. */
+    g_assert_cmphex(c->server_common_caps & (1u << SPICE_COMMON_CAP_AUTH_SASL),
+                    ==, 0);
+    qs_link_put_u32(buf, SPICE_COMMON_CAP_AUTH_SASL);
+    g_assert_true(net_test_client_send(c, buf, 4));
+    g_assert_true(net_test_client_recv(c, buf, 4));
+    g_assert_cmpuint(qs_link_get_u32(buf), ==, SPICE_LINK_ERR_INVALID_DATA);
+    g_assert_true(net_test_client_wait_eof(c, 2000));
+    net_test_client_free(c);
+    fixture_stop(f);
+}
+
+static void test_need_secured(void)
+{
+    Setup s = { .tls = TRUE, .secure_mask = 1u << SPICE_CHANNEL_DISPLAY };
+    Fixture *f = fixture_start(&s);
+    NetTestClient *m, *c;
+
+    if (!f) {
+        g_test_skip("cannot make a certificate with openssl");
+        return;
+    }
+    /* main is allowed in plain, display is not. */
+    m = linked_main(f);
+    c = net_test_client_connect(f->port, FALSE);
+    g_assert_true(net_test_client_send_link(c, SESSION_ID,
+                                            SPICE_CHANNEL_DISPLAY, 0, 0xd, 0));
+    g_assert_cmpint(net_test_client_read_reply(c), ==,
+                    SPICE_LINK_ERR_NEED_SECURED);
+    g_assert_true(net_test_client_wait_eof(c, 2000));
+    net_test_client_free(c);
+
+    /* The same link over TLS succeeds, and messages flow. */
+    c = net_test_client_connect(f->tls_port, TRUE);
+    g_assert_nonnull(c);
+    g_assert_cmpint(net_test_client_link(c, SESSION_ID, SPICE_CHANNEL_DISPLAY,
+                                         PASSWORD), ==, 0);
+    assert_echo(c, "over TLS");
+    {
+        /* Large enough for several TLS records. */
+        char big[3000];
+
+        memset(big, 'q', sizeof(big) - 1);
+        big[sizeof(big) - 1] = '\0';
+        assert_echo(c, big);
+    }
+    assert_echo(m, "main still fine");
+    net_test_client_free(c);
+    net_test_client_free(m);
+    fixture_stop(f);
+}
+
+typedef struct {
+    Fixture *f;
+    gboolean done;
+    gboolean ok;
+} Reload;
+
+static gboolean reload_cb(gpointer data)
+{
+    Reload *r = data;
+
+    /* In the server's thread, as main.c does on SIGHUP. */
+    g_mutex_lock(&r->f->lock);
+    r->ok = qs_server_reload_tls(r->f->server, NULL);
+    r->done = TRUE;
+    g_cond_signal(&r->f->cond);
+    g_mutex_unlock(&r->f->lock);
+    return G_SOURCE_REMOVE;
+}
+
+static gboolean reload_in_server(Fixture *f)
+{
+    Reload r = { .f = f };
+
+    g_main_context_invoke(f->ctx, reload_cb, &r);
+    g_mutex_lock(&f->lock);
+    while (!r.done) {
+        g_cond_wait(&f->cond, &f->lock);
+    }
+    g_mutex_unlock(&f->lock);
+    return r.ok;
+}
+
+static void test_tls_wrong_ticket(void)
+{
+    Setup s = { .tls = TRUE };
+    Fixture *f = fixture_start(&s);
+    NetTestClient *c;
+
+    if (!f) {
+        g_test_skip("cannot make a certificate with openssl");
+        return;
+    }
+    c = net_test_client_connect(f->tls_port, TRUE);
+    g_assert_nonnull(c);
+    g_assert_cmpint(net_test_client_link(c, 0, SPICE_CHANNEL_MAIN, "nope"), ==,
+                    SPICE_LINK_ERR_PERMISSION_DENIED);
+    net_test_client_free(c);
+    /* Reload keeps serving. */
+    g_assert_true(reload_in_server(f));
+    c = net_test_client_connect(f->tls_port, TRUE);
+    g_assert_nonnull(c);
+    g_assert_cmpint(net_test_client_link(c, 0, SPICE_CHANNEL_MAIN, PASSWORD),
+                    ==, 0);
+    net_test_client_free(c);
+    fixture_stop(f);
+}
+
+static void test_tls_version_and_deadline(void)
+{
+    Setup s = { .tls = TRUE, .link_timeout_ms = 300 };
+    Fixture *f = fixture_start(&s);
+    NetTestClient *c;
+    gint64 t0;
+
+    if (!f) {
+        g_test_skip("cannot make a certificate with openssl");
+        return;
+    }
+    /* TLS 1.1 and older are refused. */
+    g_assert_null(net_test_client_connect_tls_max(f->tls_port,
+                                                  TLS1_1_VERSION));
+    c = net_test_client_connect_tls_max(f->tls_port, TLS1_2_VERSION);
+    g_assert_nonnull(c);
+    g_assert_cmpstr(SSL_get_version(c->ssl), ==, "TLSv1.2");
+    net_test_client_free(c);
+    /* A TCP connection that never starts the handshake is dropped at the
+     * link deadline. */
+    c = net_test_client_connect(f->tls_port, FALSE);
+    t0 = g_get_monotonic_time();
+    g_assert_true(net_test_client_wait_eof(c, 3000));
+    g_assert_cmpint(g_get_monotonic_time() - t0, >=, 250 * 1000);
+    net_test_client_free(c);
+    fixture_stop(f);
+}
+
+/* Sends raw bytes and checks the server answers `expect` (or -1: nothing
+ * but a close) and disconnects. */
+static void bad_link(Fixture *f, const guint8 *data, gsize len, int expect)
+{
+    NetTestClient *c = net_test_client_connect(f->port, FALSE);
+
+    g_assert_true(net_test_client_send(c, data, len));
+    if (expect >= 0) {
+        g_assert_cmpint(net_test_client_read_reply(c), ==, expect);
+    } else {
+        shutdown(c->fd, SHUT_WR);
+    }
+    g_assert_true(net_test_client_wait_eof(c, 2000));
+    net_test_client_free(c);
+}
+
+static void test_bad_links(void)
+{
+    Setup s = { 0 };
+    Fixture *f = fixture_start(&s);
+    NetTestClient *m = linked_main(f);
+    const char *http = "GET / HTTP/1.1\r\nHost: x\r\n\r\n";
+    guint8 buf[64];
+
+    bad_link(f, (const guint8 *)http, strlen(http),
+             SPICE_LINK_ERR_INVALID_MAGIC);
+    assert_echo(m, "1");
+
+    /* Truncated: half a header, then the client gives up. */
+    qs_link_put_u32(buf, SPICE_MAGIC);
+    bad_link(f, buf, 6, -1);
+    assert_echo(m, "2");
+
+    /* Wrong major version. */
+    qs_link_put_u32(buf + 4, 1);
+    qs_link_put_u32(buf + 8, 0);
+    qs_link_put_u32(buf + 12, 26);
+    bad_link(f, buf, 16, SPICE_LINK_ERR_VERSION_MISMATCH);
+
+    /* Oversize link message. */
+    qs_link_put_u32(buf + 4, 2);
+    qs_link_put_u32(buf + 12, 1u << 20);
+    bad_link(f, buf, 16, SPICE_LINK_ERR_INVALID_DATA);
+    assert_echo(m, "3");
+
+    /* Caps counts that do not fit the message. */
+    memset(buf + 16, 0, 26);
+    qs_link_put_u32(buf + 12, 26);
+    buf[20] = SPICE_CHANNEL_MAIN;
+    qs_link_put_u32(buf + 22, 0x10000);
+    qs_link_put_u32(buf + 26, 1);
+    qs_link_put_u32(buf + 30, 18);
+    bad_link(f, buf, 16 + 26, SPICE_LINK_ERR_INVALID_DATA);
+
+    /* Link body announced but never sent in full: dropped at EOF. */
+    qs_link_put_u32(buf + 22, 1);
+    bad_link(f, buf, 16 + 10, -1);
+    assert_echo(m, "4");
+
+    net_test_client_free(m);
+    fixture_stop(f);
+}
+
+static void test_oversize_message(void)
+{
+    Setup s = { 0 };
+    Fixture *f = fixture_start(&s);
+    NetTestClient *m = linked_main(f);
+    NetTestClient *c = linked_main(f);
+    guint8 hdr[6] = { MSG_ECHO, 0 };
+
+    /* The bound set by the upper layer is 4096: 4097 is refused at the
+     * header, before the body is sent. */
+    qs_link_put_u32(hdr + 2, 4097);
+    g_assert_true(net_test_client_send(c, hdr, sizeof(hdr)));
+    g_assert_true(net_test_client_wait_eof(c, 2000));
+    net_test_client_free(c);
+    assert_echo(m, "unaffected");
+    g_assert_true(wait_closed(f, 1, 2000));
+    g_mutex_lock(&f->lock);
+    g_assert_cmpuint(f->closed_count, ==, 1);
+    g_assert_nonnull(strstr(f->last_close_reason, "exceeds"));
+    g_mutex_unlock(&f->lock);
+    net_test_client_free(m);
+    fixture_stop(f);
+}
+
+static void test_close_from_handler(void)
+{
+    Setup s = { 0 };
+    Fixture *f = fixture_start(&s);
+    NetTestClient *c = linked_main(f);
+    char body[3000];
+
+    memset(body, 'c', sizeof(body));
+    g_assert_true(net_test_client_send_msg(c, MSG_CLOSE_ME, body,
+                                           sizeof(body)));
+    g_assert_true(net_test_client_wait_eof(c, 2000));
+    g_assert_true(wait_closed(f, 1, 2000));
+    g_mutex_lock(&f->lock);
+    g_assert_cmpstr(f->last_close_reason, ==, "asked to close");
+    g_mutex_unlock(&f->lock);
+    net_test_client_free(c);
+    fixture_stop(f);
+}
+
+static void test_half_open_flood(void)
+{
+    Setup s = { .max_pending = 64, .max_pending_per_source = 32 };
+    Fixture *f = fixture_start(&s);
+    NetTestClient *m = linked_main(f);
+    NetTestClient *idle[200];
+    NetTestClient *c;
+    guint8 partial[8];
+    gint64 t0;
+
+    qs_link_put_u32(partial, SPICE_MAGIC);
+    qs_link_put_u32(partial + 4, 2);
+    for (guint i = 0; i < G_N_ELEMENTS(idle); i++) {
+        idle[i] = net_test_client_connect(f->port, FALSE);
+        g_assert_nonnull(idle[i]);
+        /* A third send nothing, a third a partial header, a third a whole
+         * link message (making the server generate a key) and then
+         * nothing. */
+        if (i % 3 == 1) {
+            g_assert_true(net_test_client_send(idle[i], partial, 8));
+        } else if (i % 3 == 2) {
+            g_assert_true(net_test_client_send_link(idle[i], 0,
+                                                    SPICE_CHANNEL_MAIN, 0,
+                                                    0xd, 0));
+        }
+    }
+    for (int i = 0; i < 20; i++) {
+        gint64 e0 = g_get_monotonic_time();
+
+        assert_echo(m, "during the flood");
+        /* The active session stays responsive (the bound is loose: the
+         * test machine may be loaded; an unloaded run takes ~0.1 ms). */
+        g_test_message("echo %" G_GINT64_FORMAT " us",
+                       g_get_monotonic_time() - e0);
+        g_assert_cmpint(g_get_monotonic_time() - e0, <, 500 * 1000);
+    }
+    t0 = g_get_monotonic_time();
+    c = net_test_client_connect(f->port, FALSE);
+    g_assert_nonnull(c);
+    g_assert_cmpint(net_test_client_link(c, SESSION_ID, SPICE_CHANNEL_DISPLAY,
+                                         PASSWORD), ==, 0);
+    g_test_message("linked during the flood in %" G_GINT64_FORMAT " us",
+                   g_get_monotonic_time() - t0);
+    g_assert_cmpint(g_get_monotonic_time() - t0, <, 2 * G_USEC_PER_SEC);
+    assert_echo(c, "new");
+    assert_echo(m, "old");
+    /* Never more pending than the limit; the oldest idle ones are gone. */
+    g_assert_cmpuint(qs_server_get_pending_count(f->server), <=, 32);
+    g_assert_true(net_test_client_wait_eof(idle[0], 2000));
+    for (guint i = 0; i < G_N_ELEMENTS(idle); i++) {
+        net_test_client_free(idle[i]);
+    }
+    net_test_client_free(c);
+    net_test_client_free(m);
+    fixture_stop(f);
+}
+
+static void test_link_deadline(void)
+{
+    Setup s = { .link_timeout_ms = 300 };
+    Fixture *f = fixture_start(&s);
+    NetTestClient *c = net_test_client_connect(f->port, FALSE);
+    gint64 t0 = g_get_monotonic_time();
+
+    g_assert_true(net_test_client_wait_eof(c, 3000));
+    g_assert_cmpint(g_get_monotonic_time() - t0, >=, 250 * 1000);
+    net_test_client_free(c);
+    /* A linked connection is not subject to the deadline. */
+    c = linked_main(f);
+    g_usleep(500 * 1000);
+    assert_echo(c, "alive");
+    net_test_client_free(c);
+    fixture_stop(f);
+}
+
+static void paced_send(gboolean tls)
+{
+    Setup s = { .tls = tls };
+    Fixture *f = fixture_start(&s);
+    NetTestClient *c;
+    guint8 n[4];
+    gsize total = 0, want = 8 * 1024 * 1024;
+
+    if (!f) {
+        g_test_skip("cannot make a certificate with openssl");
+        return;
+    }
+    c = net_test_client_connect(tls ? f->tls_port : f->port, tls);
+    g_assert_nonnull(c);
+    g_assert_cmpint(net_test_client_link(c, 0, SPICE_CHANNEL_MAIN, PASSWORD),
+                    ==, 0);
+    qs_link_put_u32(n, (guint32)want);
+    g_assert_true(net_test_client_send_msg(c, MSG_PACED, n, 4));
+    /* Read slowly at first so the queue reaches its low-water mark. */
+    g_usleep(200 * 1000);
+    while (total < want) {
+        guint16 type;
+        guint32 size;
+        g_autofree guint8 *body = net_test_client_recv_msg(c, &type, &size);
+
+        g_assert_nonnull(body);
+        g_assert_cmpuint(type, ==, 2);
+        total += size;
+    }
+    g_assert_cmpuint(total, ==, want);
+    g_mutex_lock(&f->lock);
+    g_test_message("writable fired %u times", f->writable_count);
+    g_assert_cmpuint(f->writable_count, >, 0);
+    g_assert_cmpuint(f->closed_count, ==, 0);
+    g_mutex_unlock(&f->lock);
+    net_test_client_free(c);
+    fixture_stop(f);
+}
+
+static void test_paced_send(void)
+{
+    paced_send(FALSE);
+}
+
+static void test_paced_send_tls(void)
+{
+    /* Partial TLS records and GNUTLS_E_AGAIN on a full socket. */
+    paced_send(TRUE);
+}
+
+static void test_hard_cap(void)
+{
+    Setup s = { 0 };
+    Fixture *f = fixture_start(&s);
+    NetTestClient *m = linked_main(f);
+    NetTestClient *c = linked_main(f);
+    int small = 4096;
+
+    /* A client that never reads. */
+    setsockopt(c->fd, SOL_SOCKET, SO_RCVBUF, &small, sizeof(small));
+    g_assert_true(net_test_client_send_msg(c, MSG_FLOOD, NULL, 0));
+    g_assert_true(wait_closed(f, 1, 10000));
+    g_mutex_lock(&f->lock);
+    g_assert_nonnull(strstr(f->last_close_reason, "hard cap"));
+    g_mutex_unlock(&f->lock);
+    assert_echo(m, "unaffected");
+    net_test_client_free(c);
+    net_test_client_free(m);
+    fixture_stop(f);
+}
+
+int main(int argc, char **argv)
+{
+    g_test_init(&argc, &argv, NULL);
+    g_test_add_func("/net/server/ticket-ok", test_ticket_ok);
+    g_test_add_func("/net/server/ticket-wrong", test_ticket_wrong);
+    g_test_add_func("/net/server/ticket-expired", test_ticket_expired);
+    g_test_add_func("/net/server/no-auth-selection-full-header",
+                    test_no_auth_selection_full_header);
+    g_test_add_func("/net/server/sasl-refused", test_sasl_refused);
+    g_test_add_func("/net/server/need-secured", test_need_secured);
+    g_test_add_func("/net/server/tls-wrong-ticket-and-reload",
+                    test_tls_wrong_ticket);
+    g_test_add_func("/net/server/tls-version-and-deadline",
+                    test_tls_version_and_deadline);
+    g_test_add_func("/net/server/bad-links", test_bad_links);
+    g_test_add_func("/net/server/oversize-message", test_oversize_message);
+    g_test_add_func("/net/server/close-from-handler",
+                    test_close_from_handler);
+    g_test_add_func("/net/server/half-open-flood", test_half_open_flood);
+    g_test_add_func("/net/server/link-deadline", test_link_deadline);
+    g_test_add_func("/net/server/paced-send", test_paced_send);
+    g_test_add_func("/net/server/paced-send-tls", test_paced_send_tls);
+    g_test_add_func("/net/server/hard-cap", test_hard_cap);
+    return g_test_run();
+}
