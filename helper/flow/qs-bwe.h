@@ -1,0 +1,70 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* Estimates one client's round-trip time and bottleneck bandwidth. */
+#pragma once
+
+#include <glib.h>
+#include <stdint.h>
+
+/*
+ * Pure: every call takes `now_us` (g_get_monotonic_time() or a fake clock).
+ * Bandwidth is the windowed maximum of delivery-rate samples over the last
+ * QS_BWE_BW_ROUNDS round trips that carried data (BBR's BtlBw), also no older
+ * than QS_BWE_BW_ROUNDS min RTTs when newer full-speed samples exist; samples taken
+ * while the sender had nothing to send ("application-limited") may raise the
+ * estimate but never lower it, so idle periods keep the last estimate.
+ * RTT is the windowed minimum (QS_BWE_MIN_RTT_WINDOW_US) plus a smoothed RTT.
+ */
+
+#define QS_BWE_BW_ROUNDS 10
+#define QS_BWE_BW_MIN_WINDOW_US 250000   /* ... and at most max(10 min RTT, this) old */
+#define QS_BWE_MIN_RTT_WINDOW_US (10 * G_USEC_PER_SEC)
+#define QS_BWE_INITIAL_BW 125000u      /* bytes/s (1 Mbit/s) before any sample */
+#define QS_BWE_INITIAL_RTT_US 100000u  /* before any RTT sample */
+
+/* What the net layer reads from the socket (TCP_INFO, SIOCOUTQ/SIOCOUTQNSD)
+ * and its own write counter. Zero means "unknown" for every field except the
+ * byte counters. bytes_written and bytes_acked must count the same stream
+ * from the same origin; without tcpi_bytes_acked use
+ * bytes_written - unsent_bytes - in_flight_bytes. */
+typedef struct {
+    uint64_t bytes_written;         /* total handed to the socket by us */
+    uint64_t bytes_acked;           /* tcpi_bytes_acked */
+    uint32_t unsent_bytes;          /* tcpi_notsent_bytes */
+    uint32_t in_flight_bytes;       /* tcpi_unacked * tcpi_snd_mss */
+    uint32_t rtt_us;                /* tcpi_rtt (the kernel's srtt) */
+    uint32_t min_rtt_us;            /* tcpi_min_rtt */
+    uint64_t delivery_rate;         /* tcpi_delivery_rate, bytes/s */
+    gboolean delivery_rate_app_limited; /* tcpi_delivery_rate_app_limited */
+} QsLinkFacts;
+
+typedef struct QsBwe QsBwe;
+
+QsBwe *qs_bwe_new(void);
+void qs_bwe_free(QsBwe *bwe);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(QsBwe, qs_bwe_free)
+
+/* A socket snapshot; call it whenever the channel is about to decide what to
+ * send (each write, each pacer wake-up). Counters going backwards (a new
+ * connection) are ignored as samples. */
+void qs_bwe_on_facts(QsBwe *bwe, int64_t now_us, const QsLinkFacts *facts);
+
+/* An end-to-end RTT sample, e.g. PING sent to PONG received. */
+void qs_bwe_on_rtt_sample(QsBwe *bwe, int64_t now_us, uint32_t rtt_us);
+
+/* An end-to-end delivery sample, e.g. `bytes` of messages covered by the
+ * client's SPICE ACKs over `interval_us`; useful when a proxy hides the
+ * bottleneck from TCP_INFO. */
+void qs_bwe_on_delivery(QsBwe *bwe, int64_t now_us, uint64_t bytes,
+                        int64_t interval_us, gboolean app_limited);
+
+/* The sender ran out of work with room to send: data written up to
+ * `bytes_written` was sent application-limited. */
+void qs_bwe_mark_app_limited(QsBwe *bwe, uint64_t bytes_written);
+
+uint64_t qs_bwe_bandwidth(const QsBwe *bwe);     /* bytes/s */
+uint32_t qs_bwe_min_rtt_us(const QsBwe *bwe);
+uint32_t qs_bwe_srtt_us(const QsBwe *bwe);
+uint64_t qs_bwe_bdp_bytes(const QsBwe *bwe);     /* bandwidth x min RTT */
+/* Bandwidth stopped growing by 25 % over three unlimited rounds. */
+gboolean qs_bwe_pipe_full(const QsBwe *bwe);
+uint64_t qs_bwe_rounds(const QsBwe *bwe);

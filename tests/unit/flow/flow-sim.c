@@ -1,0 +1,157 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* A simulated TCP link for flow tests: a send buffer drained at the link rate. */
+#include "flow-sim.h"
+
+#define MSS 1448
+
+typedef struct {
+    double start;         /* us, first byte onto the link */
+    uint64_t off;         /* stream offset of its first byte */
+    uint64_t bytes;
+    double rate;          /* bytes per us while it was transmitted */
+} Span;
+
+struct FlowSimLink {
+    double rate;          /* bytes per us */
+    int64_t rtt_us;
+    uint64_t written;
+    double busy_until;
+    GArray *spans;        /* back-to-back transmission runs, in order */
+};
+
+FlowSimLink *flow_sim_link_new(double bits_per_sec, int64_t rtt_us)
+{
+    FlowSimLink *link = g_new0(FlowSimLink, 1);
+
+    link->rate = bits_per_sec / 8.0 / 1e6;
+    link->rtt_us = rtt_us;
+    link->spans = g_array_new(FALSE, FALSE, sizeof(Span));
+    return link;
+}
+
+void flow_sim_link_free(FlowSimLink *link)
+{
+    if (link) {
+        g_array_unref(link->spans);
+        g_free(link);
+    }
+}
+
+/* Bytes fully onto the link by time t. */
+static uint64_t transmitted(const FlowSimLink *link, double t)
+{
+    guint lo = 0, hi = link->spans->len;
+    const Span *s;
+    double done;
+
+    if (hi == 0) {
+        return link->written;
+    }
+    if (t < g_array_index(link->spans, Span, 0).start) {
+        return g_array_index(link->spans, Span, 0).off;
+    }
+    while (hi - lo > 1) {                      /* last span starting <= t */
+        guint mid = (lo + hi) / 2;
+
+        if (g_array_index(link->spans, Span, mid).start <= t) {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    s = &g_array_index(link->spans, Span, lo);
+    done = (t - s->start) * s->rate;
+    return s->off + (done >= (double)s->bytes ? s->bytes : (uint64_t)done);
+}
+
+static void prune(FlowSimLink *link, int64_t now_us)
+{
+    guint n = 0;
+
+    /* Keep spans that may still be queried (acked() looks one RTT back). */
+    while (n + 1 < link->spans->len) {
+        const Span *s = &g_array_index(link->spans, Span, n);
+
+        if (s->start + (double)s->bytes / s->rate + (double)link->rtt_us >=
+            (double)now_us - 1e6) {
+            break;
+        }
+        n++;
+    }
+    if (n > 64) {
+        g_array_remove_range(link->spans, 0, n);
+    }
+}
+
+double flow_sim_link_write(FlowSimLink *link, int64_t now_us, uint64_t bytes)
+{
+    double start = MAX((double)now_us, link->busy_until);
+
+    if (bytes == 0) {
+        return start;
+    }
+    if (link->spans->len && start == link->busy_until &&
+        g_array_index(link->spans, Span, link->spans->len - 1).rate == link->rate) {
+        g_array_index(link->spans, Span, link->spans->len - 1).bytes += bytes;
+    } else {
+        Span s = { start, link->written, bytes, link->rate };
+
+        g_array_append_val(link->spans, s);
+    }
+    link->written += bytes;
+    link->busy_until = start + (double)bytes / link->rate;
+    prune(link, now_us);
+    return start;
+}
+
+uint64_t flow_sim_link_written(const FlowSimLink *link)
+{
+    return link->written;
+}
+
+uint64_t flow_sim_link_acked(FlowSimLink *link, int64_t now_us)
+{
+    return transmitted(link, (double)(now_us - link->rtt_us));
+}
+
+uint64_t flow_sim_link_queued(FlowSimLink *link, int64_t now_us)
+{
+    return link->written - flow_sim_link_acked(link, now_us);
+}
+
+void flow_sim_link_facts(FlowSimLink *link, int64_t now_us, QsLinkFacts *out)
+{
+    uint64_t sent = transmitted(link, (double)now_us);
+    uint64_t acked = flow_sim_link_acked(link, now_us);
+    uint32_t seg_us = (uint32_t)(MSS / link->rate);
+
+    *out = (QsLinkFacts){
+        .bytes_written = link->written,
+        .bytes_acked = acked,
+        .unsent_bytes = (uint32_t)(link->written - sent),
+        .in_flight_bytes = (uint32_t)(sent - acked),
+        /* The kernel times a segment from its first byte out to its ACK. */
+        .rtt_us = (uint32_t)link->rtt_us + seg_us,
+        .min_rtt_us = (uint32_t)link->rtt_us + seg_us,
+    };
+}
+
+void flow_sim_link_set_rate(FlowSimLink *link, double bits_per_sec)
+{
+    link->rate = bits_per_sec / 8.0 / 1e6;
+}
+
+double flow_sim_link_bytes_per_sec(const FlowSimLink *link)
+{
+    return link->rate * 1e6;
+}
+
+int64_t flow_sim_link_rtt_us(const FlowSimLink *link)
+{
+    return link->rtt_us;
+}
+
+uint64_t flow_sim_link_bdp(const FlowSimLink *link)
+{
+    return (uint64_t)(link->rate * (double)link->rtt_us);
+}

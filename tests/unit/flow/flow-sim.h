@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* A simulated TCP link for flow tests: a send buffer drained at the link rate. */
+#pragma once
+
+#include <glib.h>
+#include <stdint.h>
+
+#include "flow/qs-bwe.h"
+
+/*
+ * Bytes written go into the socket's send buffer; the link transmits them in
+ * order at `bits_per_sec` (the socket's unsent part is what waits); a byte
+ * transmitted at time t reaches the receiver at t + rtt/2 and its ACK is back
+ * at t + rtt. No loss, no cwnd: the sender's own queue is the only queue,
+ * which is what the pacer is meant to keep short.
+ */
+
+typedef struct FlowSimLink FlowSimLink;
+
+FlowSimLink *flow_sim_link_new(double bits_per_sec, int64_t rtt_us);
+void flow_sim_link_free(FlowSimLink *link);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(FlowSimLink, flow_sim_link_free)
+
+/* Queues `bytes` at `now_us`; returns when its first byte starts onto the
+ * link (microseconds, fractional). */
+double flow_sim_link_write(FlowSimLink *link, int64_t now_us, uint64_t bytes);
+
+/* What TCP_INFO would report at `now_us`. */
+void flow_sim_link_facts(FlowSimLink *link, int64_t now_us, QsLinkFacts *out);
+
+uint64_t flow_sim_link_written(const FlowSimLink *link);
+uint64_t flow_sim_link_acked(FlowSimLink *link, int64_t now_us);
+/* unsent + in flight */
+uint64_t flow_sim_link_queued(FlowSimLink *link, int64_t now_us);
+/* Bytes written from now on are transmitted at the new rate. */
+void flow_sim_link_set_rate(FlowSimLink *link, double bits_per_sec);
+double flow_sim_link_bytes_per_sec(const FlowSimLink *link);
+int64_t flow_sim_link_rtt_us(const FlowSimLink *link);
+uint64_t flow_sim_link_bdp(const FlowSimLink *link);
