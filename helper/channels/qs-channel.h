@@ -1,0 +1,69 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* QsChannel: what every SPICE channel shares: dispatch, ACK window, ping/pong RTT. */
+#pragma once
+
+#include <glib.h>
+#include <stdint.h>
+
+#include "channels/qs-client-msg.h"
+#include "net/qs-conn.h"
+
+typedef struct QsChannel QsChannel;
+typedef struct QsSession QsSession;
+
+typedef gboolean (*QsChannelParseFunc)(uint16_t type, const uint8_t *data,
+                                       size_t size, QsClientMsg *msg,
+                                       GError **error);
+
+typedef struct {
+    const char *name;
+    QsChannelParseFunc parse;
+    /* A parsed message that is not a base one; FALSE + error disconnects. */
+    gboolean (*handle)(QsChannel *ch, const QsClientMsg *msg, GError **error);
+    /* Optional: the connection can take more (queue low, ACK window open). */
+    void (*writable)(QsChannel *ch);
+    /* Optional: frees what the channel type added. */
+    void (*finalize)(QsChannel *ch);
+} QsChannelClass;
+
+/* A channel is created on attach and freed from its connection's closed
+ * handler, never earlier: the session only forgets it (session = NULL). */
+struct QsChannel {
+    const QsChannelClass *klass;
+    QsSession *session;             /* NULL once detached */
+    QsConn *conn;                   /* owned reference */
+
+    /* ACK window: after SET_ACK(generation, window) the client sends
+     * ACK_SYNC(generation) and one ACK per `window` messages received. */
+    uint32_t ack_generation;        /* of the last SET_ACK, 0 = none sent */
+    uint32_t ack_window;
+    uint32_t client_generation;     /* from ACK_SYNC */
+    uint32_t unacked;               /* messages sent and not yet ACKed */
+
+    uint32_t ping_id;               /* id of the last PING sent */
+    int64_t rtt_us;                 /* last PONG round trip, -1 if none */
+};
+
+/* spice-server's window (messages); sending stops at twice this. */
+#define QS_CHANNEL_ACK_WINDOW 20
+
+/* `size` is the channel type's struct size (QsChannel first). Installs the
+ * connection handlers; takes a reference on `conn`. */
+QsChannel *qs_channel_new(const QsChannelClass *klass, gsize size,
+                          QsSession *session, QsConn *conn);
+
+/* Sends one message (payload may be NULL, ownership taken). FALSE when the
+ * connection is closed or closing. */
+gboolean qs_channel_send(QsChannel *ch, uint16_t type, GBytes *payload);
+void qs_channel_set_ack(QsChannel *ch, uint32_t window);
+/* Too many unacknowledged messages: send nothing until an ACK. */
+gboolean qs_channel_ack_blocked(const QsChannel *ch);
+void qs_channel_ping(QsChannel *ch, int64_t now_us);
+/* Room to send (ACK window open and the queue under the low-water mark). */
+gboolean qs_channel_can_send(QsChannel *ch);
+gboolean qs_channel_has_cap(QsChannel *ch, guint cap);
+void qs_channel_close(QsChannel *ch, const char *reason);
+
+/* The connection handlers, exposed for tests that drive a fake QsConn. */
+void qs_channel_receive(QsChannel *ch, uint16_t type, const uint8_t *data,
+                        size_t size);

@@ -1,0 +1,155 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* The inputs channel: keys (set-1 scancodes) and mouse events to qemu, lock-key state both ways. */
+#include "channels/qs-msg.h"
+#include "channels/qs-scancode.h"
+#include "channels/qs-session.h"
+#include "display/qs-input-map.h"
+
+#include <spice/enums.h>
+
+/* spice-gtk stops sending motion after 2 x 4 unacknowledged messages
+ * (SPICE_INPUT_MOTION_ACK_BUNCH); spice-server acks every 4. */
+#define MOTION_ACK_BUNCH 4
+
+/* The wheel is two buttons in SPICE masks; qemu gets wheel steps instead. */
+#define WHEEL_MASK (SPICE_MOUSE_BUTTON_MASK_UP | SPICE_MOUSE_BUTTON_MASK_DOWN)
+
+typedef struct {
+    QsChannel base;
+    QsScancodeDecoder keys;
+    uint32_t motions;
+} QsInputsChannel;
+
+static void on_key(uint32_t qnum, gboolean down, gpointer user_data)
+{
+    QsInput *input = user_data;
+
+    qs_input_key(input, qnum, down);
+}
+
+/* The client's lock keys differ from the guest's: toggle the guest's by
+ * pressing the lock keys, as spice-server does (its LEDs then follow, and
+ * Keyboard.Modifiers comes back equal). */
+static void sync_locks(QsInput *input, uint16_t client, uint16_t guest)
+{
+    static const struct { uint16_t bit; uint32_t qnum; } locks[] = {
+        { SPICE_KEYBOARD_MODIFIER_FLAGS_SCROLL_LOCK, 0x46 },
+        { SPICE_KEYBOARD_MODIFIER_FLAGS_NUM_LOCK, 0x45 },
+        { SPICE_KEYBOARD_MODIFIER_FLAGS_CAPS_LOCK, 0x3a },
+    };
+
+    for (guint i = 0; i < G_N_ELEMENTS(locks); i++) {
+        if ((client ^ guest) & locks[i].bit) {
+            qs_input_key(input, locks[i].qnum, TRUE);
+            qs_input_key(input, locks[i].qnum, FALSE);
+        }
+    }
+}
+
+static void count_motion(QsInputsChannel *in)
+{
+    if (++in->motions % MOTION_ACK_BUNCH == 0) {
+        qs_channel_send(&in->base, SPICE_MSG_INPUTS_MOUSE_MOTION_ACK, NULL);
+    }
+}
+
+static void button(QsInput *input, const QsClientMsg *msg, gboolean down)
+{
+    uint32_t qbutton;
+    uint32_t mask = msg->u.button.buttons & ~WHEEL_MASK;
+
+    if (!qs_input_spice_button(msg->u.button.button, &qbutton)) {
+        return;         /* no such button: nothing to press */
+    }
+    if (qbutton == QS_BUTTON_WHEEL_UP || qbutton == QS_BUTTON_WHEEL_DOWN) {
+        /* A wheel step is PRESS + RELEASE; count it once. */
+        if (down) {
+            qs_input_wheel(input, qbutton == QS_BUTTON_WHEEL_UP ? -1 : 1);
+        }
+        return;
+    }
+    /* The state should already include this transition (spice-gtk's does);
+     * make sure, whatever the client. */
+    mask = down ? (mask | (1u << qbutton)) : (mask & ~(1u << qbutton));
+    qs_input_buttons(input, mask);
+}
+
+static gboolean inputs_handle(QsChannel *ch, const QsClientMsg *msg, GError **error)
+{
+    QsInputsChannel *in = (QsInputsChannel *)ch;
+    QsInput *input = qs_channels_input(ch->session->hub);
+    uint8_t bytes[4];
+    guint n;
+
+    (void)error;
+    switch (msg->type) {
+    case SPICE_MSGC_INPUTS_MOUSE_MOTION:
+    case SPICE_MSGC_INPUTS_MOUSE_POSITION:
+        count_motion(in);
+        break;
+    default:
+        break;
+    }
+    if (!input) {
+        return TRUE;    /* view only */
+    }
+    switch (msg->type) {
+    case SPICE_MSGC_INPUTS_KEY_DOWN:
+    case SPICE_MSGC_INPUTS_KEY_UP:
+        /* The release bit is in the bytes themselves, as for spice-server. */
+        n = qs_scancode_key_bytes(msg->u.key, bytes);
+        qs_scancode_feed(&in->keys, bytes, n, on_key, input);
+        break;
+    case SPICE_MSGC_INPUTS_KEY_SCANCODE:
+        qs_scancode_feed(&in->keys, msg->u.bytes.data, msg->u.bytes.len, on_key, input);
+        break;
+    case SPICE_MSGC_INPUTS_KEY_MODIFIERS:
+        sync_locks(input, msg->u.modifiers, qs_channels_modifiers(ch->session->hub));
+        break;
+    case SPICE_MSGC_INPUTS_MOUSE_MOTION:
+        if (ch->session->mouse_mode == SPICE_MOUSE_MODE_SERVER) {
+            qs_input_motion_rel(input, msg->u.motion.dx, msg->u.motion.dy);
+        }
+        break;
+    case SPICE_MSGC_INPUTS_MOUSE_POSITION:
+        if (ch->session->mouse_mode == SPICE_MOUSE_MODE_CLIENT &&
+            msg->u.position.display_id == 0) {
+            QsScreenInfo info;
+
+            qs_screen_get_info(qs_channels_screen(ch->session->hub), &info);
+            qs_input_motion_abs(input, msg->u.position.x, msg->u.position.y,
+                                info.width, info.height);
+        }
+        break;
+    case SPICE_MSGC_INPUTS_MOUSE_PRESS:
+        button(input, msg, TRUE);
+        break;
+    case SPICE_MSGC_INPUTS_MOUSE_RELEASE:
+        button(input, msg, FALSE);
+        break;
+    }
+    return TRUE;
+}
+
+void qs_inputs_channel_modifiers_changed(QsChannel *ch)
+{
+    qs_channel_send(ch, SPICE_MSG_INPUTS_KEY_MODIFIERS,
+                    qs_msg_inputs_key_modifiers(qs_channels_modifiers(ch->session->hub)));
+}
+
+static const QsChannelClass inputs_class = {
+    .name = "inputs",
+    .parse = qs_inputs_msg_parse,
+    .handle = inputs_handle,
+};
+
+QsChannel *qs_inputs_channel_new(QsSession *session, QsConn *conn)
+{
+    QsInputsChannel *in = (QsInputsChannel *)qs_channel_new(
+        &inputs_class, sizeof(QsInputsChannel), session, conn);
+
+    qs_scancode_decoder_init(&in->keys);
+    qs_channel_send(&in->base, SPICE_MSG_INPUTS_INIT,
+                    qs_msg_inputs_init(qs_channels_modifiers(session->hub)));
+    return &in->base;
+}

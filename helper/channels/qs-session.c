@@ -1,0 +1,133 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* One client's session: its channels by type, its mouse mode, and how it ends. */
+#include "channels/qs-session.h"
+
+#include <spice/enums.h>
+
+QsSession *qs_session_new(QsChannels *hub, uint32_t id)
+{
+    QsSession *session = g_new0(QsSession, 1);
+
+    session->hub = hub;
+    session->id = id;
+    session->mouse_mode = qs_channels_mouse_absolute(hub) ? SPICE_MOUSE_MODE_CLIENT
+                                                          : SPICE_MOUSE_MODE_SERVER;
+    return session;
+}
+
+static QsChannel **slot_for(QsSession *session, uint8_t type)
+{
+    switch (type) {
+    case SPICE_CHANNEL_MAIN:
+        return &session->main;
+    case SPICE_CHANNEL_DISPLAY:
+        return &session->display;
+    case SPICE_CHANNEL_INPUTS:
+        return &session->inputs;
+    case SPICE_CHANNEL_CURSOR:
+        return &session->cursor;
+    default:
+        return NULL;
+    }
+}
+
+/* The channel stays alive until its connection reports closed; from now on
+ * it belongs to nobody but that connection. */
+static void detach(QsChannel **slot, const char *reason)
+{
+    QsChannel *ch = *slot;
+
+    if (ch) {
+        *slot = NULL;
+        ch->session = NULL;
+        qs_channel_close(ch, reason);
+    }
+}
+
+void qs_session_free(QsSession *session, const char *reason)
+{
+    if (!session) {
+        return;
+    }
+    detach(&session->display, reason);
+    detach(&session->inputs, reason);
+    detach(&session->cursor, reason);
+    detach(&session->main, reason);
+    g_free(session);
+}
+
+void qs_session_attach(QsSession *session, QsConn *conn)
+{
+    const QsLinkInfo *info = qs_conn_get_link_info(conn);
+    QsChannel **slot = slot_for(session, info->channel_type);
+
+    if (!slot) {
+        /* The prepare callback only lets our four types through. */
+        qs_conn_close(conn, "channel type not served");
+        return;
+    }
+    detach(slot, "replaced by a newer connection of the same channel");
+    switch (info->channel_type) {
+    case SPICE_CHANNEL_MAIN:
+        *slot = qs_main_channel_new(session, conn);
+        break;
+    case SPICE_CHANNEL_DISPLAY:
+        *slot = qs_display_channel_new(session, conn);
+        break;
+    case SPICE_CHANNEL_INPUTS:
+        *slot = qs_inputs_channel_new(session, conn);
+        break;
+    case SPICE_CHANNEL_CURSOR:
+        *slot = qs_cursor_channel_new(session, conn);
+        break;
+    }
+}
+
+void qs_session_channel_closed(QsSession *session, QsChannel *ch)
+{
+    for (uint8_t type = SPICE_CHANNEL_MAIN; type <= SPICE_CHANNEL_CURSOR; type++) {
+        QsChannel **slot = slot_for(session, type);
+
+        if (*slot == ch) {
+            *slot = NULL;
+            ch->session = NULL;
+        }
+    }
+    /* Without its main channel a SPICE session is over (spice-gtk
+     * reconnects everything with a new main link). */
+    if (!session->main) {
+        qs_channels_session_ended(session->hub, session);
+    }
+}
+
+uint16_t qs_session_supported_mouse_modes(QsSession *session)
+{
+    /* CLIENT mode needs an absolute pointer in the guest (a tablet): without
+     * one, qemu drops absolute positions. */
+    return SPICE_MOUSE_MODE_SERVER |
+           (qs_channels_mouse_absolute(session->hub) ? SPICE_MOUSE_MODE_CLIENT : 0);
+}
+
+void qs_session_update_mouse_mode(QsSession *session, uint16_t requested)
+{
+    uint16_t supported = qs_session_supported_mouse_modes(session);
+    uint16_t mode;
+
+    if (requested == SPICE_MOUSE_MODE_SERVER || requested == SPICE_MOUSE_MODE_CLIENT) {
+        mode = (requested & supported) ? requested : session->mouse_mode;
+    } else {
+        /* qemu changed: follow it, client mode whenever possible. */
+        mode = (supported & SPICE_MOUSE_MODE_CLIENT) ? SPICE_MOUSE_MODE_CLIENT
+                                                      : SPICE_MOUSE_MODE_SERVER;
+    }
+    if (!(mode & supported)) {
+        mode = SPICE_MOUSE_MODE_SERVER;
+    }
+    session->mouse_mode = mode;
+    if (session->main) {
+        qs_main_channel_send_mouse_mode(session->main);
+    }
+    if (session->cursor) {
+        qs_cursor_channel_changed(session->cursor);
+    }
+}

@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* QsSession: one client's channels under one session id, and the state they share (channels-internal). */
+#pragma once
+
+#include <glib.h>
+#include <stdint.h>
+
+#include "channels/qs-channel.h"
+#include "channels/qs-channels.h"
+
+struct QsSession {
+    QsChannels *hub;
+    uint32_t id;
+    QsChannel *main;            /* the channels are owned by their connections */
+    QsChannel *display;
+    QsChannel *inputs;
+    QsChannel *cursor;
+    uint16_t mouse_mode;        /* SPICE_MOUSE_MODE_SERVER or _CLIENT */
+};
+
+QsSession *qs_session_new(QsChannels *hub, uint32_t id);
+/* Detaches and closes every channel, then frees the session. */
+void qs_session_free(QsSession *session, const char *reason);
+/* A linked connection of this session: creates its channel (replacing a
+ * previous one of the same type). */
+void qs_session_attach(QsSession *session, QsConn *conn);
+/* From the base channel: `ch` is closing. */
+void qs_session_channel_closed(QsSession *session, QsChannel *ch);
+
+uint16_t qs_session_supported_mouse_modes(QsSession *session);
+/* Re-evaluates the mouse mode (IsAbsolute changed, or the client asked for
+ * `requested`, 0 = nothing asked) and tells the client. */
+void qs_session_update_mouse_mode(QsSession *session, uint16_t requested);
+
+/* What the hub knows of qemu (channels-internal accessors). */
+QsScreen *qs_channels_screen(QsChannels *hub);
+QsCursor *qs_channels_cursor(QsChannels *hub);
+QsInput *qs_channels_input(QsChannels *hub);
+gboolean qs_channels_mouse_absolute(QsChannels *hub);
+uint16_t qs_channels_modifiers(QsChannels *hub);
+const char *qs_channels_vm_name(QsChannels *hub);
+const uint8_t *qs_channels_vm_uuid(QsChannels *hub);   /* 16 bytes or NULL */
+/* The session ended by itself (its main channel went away). */
+void qs_channels_session_ended(QsChannels *hub, QsSession *session);
+
+/* Channel types (qs-*-channel.c). */
+QsChannel *qs_main_channel_new(QsSession *session, QsConn *conn);
+void qs_main_channel_send_mouse_mode(QsChannel *ch);
+QsChannel *qs_display_channel_new(QsSession *session, QsConn *conn);
+void qs_display_channel_pump(QsChannel *ch);
+QsChannel *qs_inputs_channel_new(QsSession *session, QsConn *conn);
+void qs_inputs_channel_modifiers_changed(QsChannel *ch);
+QsChannel *qs_cursor_channel_new(QsSession *session, QsConn *conn);
+void qs_cursor_channel_changed(QsChannel *ch);

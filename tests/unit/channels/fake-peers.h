@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* Fakes of net's QsConn and display's QsCursor/QsInput for the channel state machine tests. */
+#pragma once
+
+#include "display/qs-cursor.h"
+#include "display/qs-input.h"
+#include "net/qs-conn.h"
+
+typedef struct {
+    guint16 type;
+    GBytes *payload;            /* never NULL here: empty bodies are 0 bytes */
+} FakeMsg;
+
+/* A linked connection of `channel_type` with `connection_id` and client
+ * channel caps `caps` (one word). */
+QsConn *fake_conn_new(guint8 channel_type, guint8 channel_id,
+                      guint32 connection_id, guint32 caps);
+void fake_conn_set_session_id(QsConn *conn, guint32 session_id);
+/* A client message, through the handlers the channel layer installed. */
+void fake_conn_deliver(QsConn *conn, guint16 type, const void *data, gsize size);
+/* Messages sent so far (FakeMsg), and clearing them. */
+GArray *fake_conn_sent(QsConn *conn);
+void fake_conn_clear(QsConn *conn);
+/* Pretend the kernel holds back `bytes` / took everything (then "writable"). */
+void fake_conn_set_queued(QsConn *conn, gsize bytes);
+void fake_conn_drain(QsConn *conn);
+const char *fake_conn_close_reason(QsConn *conn);   /* NULL if open */
+gboolean fake_conn_has_handlers(QsConn *conn);
+
+QsCursor *fake_cursor_new(void);
+void fake_cursor_define(QsCursor *cursor, int32_t w, int32_t h, int32_t hot_x,
+                        int32_t hot_y, uint8_t fill);
+void fake_cursor_move(QsCursor *cursor, int32_t x, int32_t y, gboolean visible);
+void fake_cursor_free(QsCursor *cursor);
+
+QsInput *fake_input_new(gboolean absolute, uint32_t modifiers);
+/* What the channels asked qemu to do, e.g. "key +1e;buttons 1;". */
+const char *fake_input_log(QsInput *input);
+void fake_input_clear(QsInput *input);
+void fake_input_set_absolute(QsInput *input, gboolean absolute);
+void fake_input_set_modifiers(QsInput *input, uint32_t modifiers);
+void fake_input_free(QsInput *input);
+/* Called after each logged input event (like a guest reacting to input). */
+void fake_input_set_hook(QsInput *input, void (*hook)(QsInput *, gpointer), gpointer data);
+
+/* Runs the default main context until nothing is pending. */
+void fake_loop_run_pending(void);

@@ -1,0 +1,637 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* Unit tests of the channel state machines over fake connections: link, display, inputs, cursor, sessions. */
+#include "channels/qs-channels.h"
+#include "encode/qs-wire.h"
+#include "fake-peers.h"
+
+#include <lz4.h>
+#include <spice/enums.h>
+#include <spice/protocol.h>
+#include <string.h>
+
+#define DISPLAY_CAPS ((1u << SPICE_DISPLAY_CAP_MONITORS_CONFIG) | \
+                      (1u << SPICE_DISPLAY_CAP_LZ4_COMPRESSION))
+
+typedef struct {
+    QsScreen *screen;
+    QsCursor *cursor;
+    QsInput *input;
+    QsChannels *hub;
+    QsConn *main, *display, *inputs, *cur;
+    uint32_t session_id;
+    uint32_t width, height;
+    uint32_t *canvas;           /* what a client would show */
+} Fixture;
+
+static uint32_t pattern(uint32_t x, uint32_t y, uint32_t salt)
+{
+    return ((x * 7 + salt) & 0xff) | (((y * 3) & 0xff) << 8) | (((x + y + salt) & 0xff) << 16);
+}
+
+static void scanout(Fixture *fx, uint32_t w, uint32_t h, uint32_t salt)
+{
+    g_autofree uint32_t *px = g_new(uint32_t, (gsize)w * h);
+    g_autoptr(GError) error = NULL;
+
+    for (uint32_t y = 0; y < h; y++) {
+        for (uint32_t x = 0; x < w; x++) {
+            px[y * w + x] = pattern(x, y, salt);
+        }
+    }
+    g_assert_true(qs_screen_scanout(fx->screen, w, h, w * 4, QS_PIXMAN_X8R8G8B8,
+                                    (const uint8_t *)px, (size_t)w * h * 4,
+                                    g_get_monotonic_time(), &error));
+    g_assert_no_error(error);
+}
+
+static QsConn *link_channel(Fixture *fx, guint8 type, guint8 id, guint32 conn_id,
+                            guint32 caps, SpiceLinkErr expect)
+{
+    const QsServerCallbacks *cb = qs_channels_server_callbacks();
+    QsConn *conn = fake_conn_new(type, id, conn_id, caps);
+    guint32 server_caps[QS_SERVER_MAX_CHANNEL_CAPS];
+    guint n_caps = 99;
+    guint32 session_id = 0;
+    SpiceLinkErr err;
+
+    err = cb->prepare(qs_conn_get_link_info(conn), server_caps, &n_caps, fx->hub);
+    g_assert_cmpuint(n_caps, <=, QS_SERVER_MAX_CHANNEL_CAPS);
+    if (err == SPICE_LINK_ERR_OK) {
+        err = cb->authorize(qs_conn_get_link_info(conn), &session_id, fx->hub);
+    }
+    g_assert_cmpint(err, ==, expect);
+    if (err != SPICE_LINK_ERR_OK) {
+        qs_conn_unref(conn);
+        return NULL;
+    }
+    g_assert_cmpuint(session_id, !=, 0);
+    fake_conn_set_session_id(conn, session_id);
+    cb->attach(qs_conn_ref(conn), fx->hub);     /* net hands over one reference */
+    return conn;
+}
+
+static char *sent_types(QsConn *conn)
+{
+    GArray *sent = fake_conn_sent(conn);
+    GString *s = g_string_new(NULL);
+
+    for (guint i = 0; i < sent->len; i++) {
+        g_string_append_printf(s, "%s%u", i ? "," : "", g_array_index(sent, FakeMsg, i).type);
+    }
+    return g_string_free(s, FALSE);
+}
+
+static const uint8_t *sent_body(QsConn *conn, guint i, gsize *size)
+{
+    GArray *sent = fake_conn_sent(conn);
+
+    g_assert_cmpuint(i, <, sent->len);
+    return g_bytes_get_data(g_array_index(sent, FakeMsg, i).payload, size);
+}
+
+#define CHECK_TYPES(conn, expect)                                           \
+    do {                                                                    \
+        g_autofree char *t_ = sent_types(conn);                             \
+        g_assert_cmpstr(t_, ==, expect);                                    \
+    } while (0)
+
+static void fixture_setup(Fixture *fx, gboolean absolute)
+{
+    QsChannelsConfig cfg = { "guest one", "12345678-9abc-def0-0123-456789abcdef", NULL,
+                             NULL, NULL };
+
+    fx->screen = qs_screen_new();
+    fx->cursor = fake_cursor_new();
+    fx->input = fake_input_new(absolute, SPICE_KEYBOARD_MODIFIER_FLAGS_NUM_LOCK);
+    cfg.screen = fx->screen;
+    cfg.cursor = fx->cursor;
+    cfg.input = fx->input;
+    fx->hub = qs_channels_new(&cfg);
+}
+
+static void fixture_teardown(Fixture *fx)
+{
+    QsConn *conns[] = { fx->main, fx->display, fx->inputs, fx->cur };
+
+    qs_channels_free(fx->hub);
+    fake_loop_run_pending();        /* connections report closed, channels go */
+    for (guint i = 0; i < G_N_ELEMENTS(conns); i++) {
+        if (conns[i]) {
+            g_assert_nonnull(fake_conn_close_reason(conns[i]));
+            qs_conn_unref(conns[i]);
+        }
+    }
+    qs_screen_free(fx->screen);
+    fake_cursor_free(fx->cursor);
+    fake_input_free(fx->input);
+    g_free(fx->canvas);
+}
+
+/* main: INIT (+NAME, UUID), then ATTACH_CHANNELS -> CHANNELS_LIST. */
+static void open_main(Fixture *fx, gboolean absolute)
+{
+    gsize size;
+    const uint8_t *p;
+
+    fx->main = link_channel(fx, SPICE_CHANNEL_MAIN, 0, 0,
+                            1u << SPICE_MAIN_CAP_NAME_AND_UUID, SPICE_LINK_ERR_OK);
+    CHECK_TYPES(fx->main, "103,113,114");
+    p = sent_body(fx->main, 0, &size);
+    g_assert_cmpuint(size, ==, 32);
+    fx->session_id = qs_wire_get_u32(p);
+    g_assert_cmpuint(fx->session_id, ==, qs_channels_get_session_id(fx->hub));
+    g_assert_cmpuint(qs_wire_get_u32(p + 4), ==, 1);
+    g_assert_cmpuint(qs_wire_get_u32(p + 8), ==, absolute ? 3 : 1);
+    g_assert_cmpuint(qs_wire_get_u32(p + 12), ==, absolute ? 2 : 1);
+    g_assert_cmpuint(qs_wire_get_u32(p + 16), ==, 0);     /* no agent */
+    p = sent_body(fx->main, 1, &size);
+    g_assert_cmpuint(size, ==, 4 + 10);
+    g_assert_cmpstr((const char *)p + 4, ==, "guest one");
+    p = sent_body(fx->main, 2, &size);
+    g_assert_cmpuint(size, ==, 16);
+    g_assert_cmpuint(p[0], ==, 0x12);
+    g_assert_cmpuint(p[15], ==, 0xef);
+
+    fake_conn_clear(fx->main);
+    fake_conn_deliver(fx->main, SPICE_MSGC_MAIN_ATTACH_CHANNELS, NULL, 0);
+    CHECK_TYPES(fx->main, "104");
+    p = sent_body(fx->main, 0, &size);
+    g_assert_cmpuint(size, ==, 10);
+    g_assert_cmpuint(qs_wire_get_u32(p), ==, 3);
+    g_assert_cmpuint(p[4], ==, SPICE_CHANNEL_DISPLAY);
+    g_assert_cmpuint(p[6], ==, SPICE_CHANNEL_INPUTS);
+    g_assert_cmpuint(p[8], ==, SPICE_CHANNEL_CURSOR);
+    fake_conn_clear(fx->main);
+}
+
+/* Paints one DRAW_COPY into fx->canvas the way spice-gtk's canvas would;
+ * returns the image type. */
+static uint8_t apply_draw_copy(Fixture *fx, const uint8_t *p, gsize size)
+{
+    int32_t top = qs_wire_get_i32(p + 4), left = qs_wire_get_i32(p + 8);
+    int32_t bottom = qs_wire_get_i32(p + 12), right = qs_wire_get_i32(p + 16);
+    uint32_t w = (uint32_t)(right - left), h = (uint32_t)(bottom - top);
+    const uint8_t *img = p + qs_wire_get_u32(p + 21);
+    g_autofree uint8_t *px = g_malloc((gsize)w * h * 4);
+    uint8_t type = img[8];
+
+    g_assert_cmpuint(size, <=, 256 * 1024);
+    g_assert_cmpint(left, >=, 0);
+    g_assert_cmpint(top, >=, 0);
+    g_assert_cmpuint((uint32_t)right, <=, fx->width);
+    g_assert_cmpuint((uint32_t)bottom, <=, fx->height);
+    g_assert_cmpuint(qs_wire_get_u32(img + 10), ==, w);
+    g_assert_cmpuint(qs_wire_get_u32(img + 14), ==, h);
+    if (type == SPICE_IMAGE_TYPE_BITMAP) {
+        g_assert_cmpuint(size, ==, 57 + 36 + (gsize)w * h * 4);
+        memcpy(px, img + 36, (gsize)w * h * 4);
+    } else {
+        const uint8_t *q = img + 24, *end = p + size;
+        LZ4_streamDecode_t *stream = LZ4_createStreamDecode();
+        int done = 0;
+
+        g_assert_cmpuint(type, ==, SPICE_IMAGE_TYPE_LZ4);
+        g_assert_cmpuint(qs_wire_get_u32(img + 18), ==, (gsize)(end - img) - 22);
+        while (q < end) {
+            uint32_t len = ((uint32_t)q[0] << 24) | (q[1] << 16) | (q[2] << 8) | q[3];
+            int n = LZ4_decompress_safe_continue(stream, (const char *)q + 4,
+                                                 (char *)px + done, (int)len,
+                                                 (int)(w * h * 4) - done);
+
+            g_assert_cmpint(n, >, 0);
+            done += n;
+            q += 4 + len;
+        }
+        LZ4_freeStreamDecode(stream);
+        g_assert_cmpint(done, ==, (int)(w * h * 4));
+    }
+    for (uint32_t y = 0; y < h; y++) {
+        memcpy(fx->canvas + (gsize)(top + y) * fx->width + left, px + (gsize)y * w * 4, w * 4);
+    }
+    return type;
+}
+
+/* Applies every DRAW_COPY sent so far; counts them. */
+static guint apply_all(Fixture *fx, QsConn *conn, guint8 *last_type)
+{
+    GArray *sent = fake_conn_sent(conn);
+    guint n = 0;
+
+    for (guint i = 0; i < sent->len; i++) {
+        FakeMsg *m = &g_array_index(sent, FakeMsg, i);
+        gsize size;
+        const uint8_t *p = g_bytes_get_data(m->payload, &size);
+
+        if (m->type == SPICE_MSG_DISPLAY_DRAW_COPY) {
+            uint8_t t = apply_draw_copy(fx, p, size);
+
+            if (last_type) {
+                *last_type = t;
+            }
+            n++;
+        }
+    }
+    return n;
+}
+
+static void check_canvas(Fixture *fx, uint32_t salt, int32_t rx, int32_t ry,
+                         int32_t rw, int32_t rh, uint32_t rsalt)
+{
+    for (uint32_t y = 0; y < fx->height; y++) {
+        for (uint32_t x = 0; x < fx->width; x++) {
+            gboolean in = (int32_t)x >= rx && (int32_t)x < rx + rw &&
+                          (int32_t)y >= ry && (int32_t)y < ry + rh;
+            uint32_t expect = in ? pattern(x, y, rsalt) : pattern(x, y, salt);
+
+            if (fx->canvas[y * fx->width + x] != expect) {
+                g_error("pixel %u,%u: 0x%08x, expected 0x%08x", x, y,
+                        fx->canvas[y * fx->width + x], expect);
+            }
+        }
+    }
+}
+
+/* The start of a display channel, then damage; LZ4 or bitmap by caps. */
+static void run_display(guint32 caps, int preferred, uint8_t expect_type)
+{
+    Fixture fx = { 0 };
+    g_autoptr(GError) error = NULL;
+    static const uint8_t init[14] = { 0 };
+    guint8 type = 0;
+    uint32_t upd[20 * 10];
+    gsize size;
+    const uint8_t *p;
+    g_autofree char *types = NULL;
+
+    fixture_setup(&fx, TRUE);
+    fx.width = 300;
+    fx.height = 200;
+    fx.canvas = g_new0(uint32_t, 300 * 200);
+    scanout(&fx, 300, 200, 0);
+    open_main(&fx, TRUE);
+
+    /* Wrong session id, then the right one. */
+    g_assert_null(link_channel(&fx, SPICE_CHANNEL_DISPLAY, 0, fx.session_id + 1, caps,
+                               SPICE_LINK_ERR_BAD_CONNECTION_ID));
+    g_assert_null(link_channel(&fx, SPICE_CHANNEL_DISPLAY, 1, fx.session_id, caps,
+                               SPICE_LINK_ERR_CHANNEL_NOT_AVAILABLE));
+    fx.display = link_channel(&fx, SPICE_CHANNEL_DISPLAY, 0, fx.session_id, caps,
+                              SPICE_LINK_ERR_OK);
+    CHECK_TYPES(fx.display, "3");                   /* SET_ACK, then wait for INIT */
+    p = sent_body(fx.display, 0, &size);
+    g_assert_cmpuint(qs_wire_get_u32(p + 4), ==, 20);
+    fake_conn_deliver(fx.display, SPICE_MSGC_ACK_SYNC, p, 4);   /* generation */
+    fake_loop_run_pending();
+    CHECK_TYPES(fx.display, "3");
+
+    if (preferred >= 0) {
+        uint8_t pref = (uint8_t)preferred;
+
+        fake_conn_deliver(fx.display, SPICE_MSGC_DISPLAY_PREFERRED_COMPRESSION, &pref, 1);
+    }
+    fake_conn_deliver(fx.display, SPICE_MSGC_DISPLAY_INIT, init, sizeof(init));
+    types = sent_types(fx.display);
+    if (caps & (1u << SPICE_DISPLAY_CAP_MONITORS_CONFIG)) {
+        g_assert_true(g_str_has_suffix(types, ",317,102,4"));   /* MONITORS, MARK, PING */
+    } else {
+        g_assert_true(g_str_has_suffix(types, ",304,102,4"));
+    }
+    g_assert_true(g_str_has_prefix(types, "3,314,304"));
+    p = sent_body(fx.display, 1, &size);
+    g_assert_cmpuint(qs_wire_get_u32(p + 4), ==, 300);
+    g_assert_cmpuint(qs_wire_get_u32(p + 8), ==, 200);
+    g_assert_cmpuint(qs_wire_get_u32(p + 12), ==, SPICE_SURFACE_FMT_32_xRGB);
+    g_assert_cmpuint(qs_wire_get_u32(p + 16), ==, SPICE_SURFACE_FLAGS_PRIMARY);
+    g_assert_cmpuint(apply_all(&fx, fx.display, &type), >=, 1);
+    g_assert_cmpuint(type, ==, expect_type);
+    check_canvas(&fx, 0, 0, 0, 0, 0, 0);
+
+    /* A damaged rectangle comes as DRAW_COPY of (at least) that area. */
+    fake_conn_clear(fx.display);
+    for (uint32_t y = 0; y < 10; y++) {
+        for (uint32_t x = 0; x < 20; x++) {
+            upd[y * 20 + x] = pattern(40 + x, 50 + y, 9);
+        }
+    }
+    g_assert_true(qs_screen_update(fx.screen, 40, 50, 20, 10, 80, QS_PIXMAN_X8R8G8B8,
+                                   (const uint8_t *)upd, sizeof(upd),
+                                   g_get_monotonic_time(), &error));
+    g_assert_no_error(error);
+    fake_loop_run_pending();
+    g_assert_cmpuint(apply_all(&fx, fx.display, NULL), >=, 1);
+    check_canvas(&fx, 0, 40, 50, 20, 10, 9);
+
+    fixture_teardown(&fx);
+}
+
+static void test_display_lz4(void)
+{
+    run_display(DISPLAY_CAPS, -1, SPICE_IMAGE_TYPE_LZ4);
+    run_display(DISPLAY_CAPS, SPICE_IMAGE_COMPRESSION_LZ4, SPICE_IMAGE_TYPE_LZ4);
+    run_display(DISPLAY_CAPS, SPICE_IMAGE_COMPRESSION_AUTO_GLZ, SPICE_IMAGE_TYPE_LZ4);
+}
+
+static void test_display_bitmap(void)
+{
+    run_display(0, -1, SPICE_IMAGE_TYPE_BITMAP);
+    /* Without the cap, asking for LZ4 does not get it. */
+    run_display(0, SPICE_IMAGE_COMPRESSION_LZ4, SPICE_IMAGE_TYPE_BITMAP);
+    /* With it, compression OFF means plain bitmaps. */
+    run_display(DISPLAY_CAPS, SPICE_IMAGE_COMPRESSION_OFF, SPICE_IMAGE_TYPE_BITMAP);
+}
+
+/* A big frame in bands of at most 256 KiB; the ACK window and the send queue
+ * hold sending back, ACKs and "writable" resume it. */
+static void test_display_flow(void)
+{
+    Fixture fx = { 0 };
+    static const uint8_t init[14] = { 0 };
+    uint8_t gen[4];
+    guint before;
+    gsize size;
+    GArray *sent;
+
+    fixture_setup(&fx, FALSE);
+    fx.width = 2000;
+    fx.height = 2000;
+    fx.canvas = g_new0(uint32_t, 2000 * 2000);
+    scanout(&fx, 2000, 2000, 3);
+    open_main(&fx, FALSE);
+    /* Bitmaps, so the frame needs more than 40 messages. */
+    fx.display = link_channel(&fx, SPICE_CHANNEL_DISPLAY, 0, fx.session_id,
+                              1u << SPICE_DISPLAY_CAP_MONITORS_CONFIG, SPICE_LINK_ERR_OK);
+    memcpy(gen, sent_body(fx.display, 0, &size), 4);
+    fake_conn_deliver(fx.display, SPICE_MSGC_ACK_SYNC, gen, 4);
+    fake_conn_deliver(fx.display, SPICE_MSGC_DISPLAY_INIT, init, sizeof(init));
+    sent = fake_conn_sent(fx.display);
+    /* SET_ACK is not counted; 40 messages after it, sending stops. */
+    g_assert_cmpuint(sent->len, ==, 1 + 40);
+
+    /* The queue over the low-water mark also stops it... */
+    fake_conn_set_queued(fx.display, QS_CONN_DEFAULT_LOW_WATER);
+    before = sent->len;
+    fake_conn_deliver(fx.display, SPICE_MSGC_ACK, NULL, 0);
+    g_assert_cmpuint(sent->len, ==, before);
+    /* ...until it drains. */
+    fake_conn_drain(fx.display);
+    g_assert_cmpuint(sent->len, ==, before + 20);
+    /* An ACK of another generation does not count. */
+    fake_conn_deliver(fx.display, SPICE_MSGC_ACK_SYNC, "\x09\0\0\0", 4);
+    fake_conn_deliver(fx.display, SPICE_MSGC_ACK, NULL, 0);
+    g_assert_cmpuint(sent->len, ==, before + 20);
+    fake_conn_deliver(fx.display, SPICE_MSGC_ACK_SYNC, gen, 4);
+    for (int i = 0; i < 40; i++) {
+        g_autofree char *types = sent_types(fx.display);
+
+        if (g_str_has_suffix(types, "102,4")) {
+            break;
+        }
+        fake_conn_deliver(fx.display, SPICE_MSGC_ACK, NULL, 0);
+    }
+    {
+        g_autofree char *types = sent_types(fx.display);
+
+        g_assert_true(g_str_has_suffix(types, ",317,102,4"));
+    }
+    g_assert_cmpuint(apply_all(&fx, fx.display, NULL), >, 40);
+    check_canvas(&fx, 3, 0, 0, 0, 0, 0);
+
+    /* A new size: DESTROY, CREATE, full image, MONITORS_CONFIG, MARK. */
+    fake_conn_clear(fx.display);
+    g_free(fx.canvas);
+    fx.width = 64;
+    fx.height = 48;
+    fx.canvas = g_new0(uint32_t, 64 * 48);
+    for (int i = 0; i < 4; i++) {
+        fake_conn_deliver(fx.display, SPICE_MSGC_ACK, NULL, 0);
+    }
+    scanout(&fx, 64, 48, 5);
+    fake_loop_run_pending();
+    CHECK_TYPES(fx.display, "315,314,304,317,102,4");
+    apply_all(&fx, fx.display, NULL);
+    check_canvas(&fx, 5, 0, 0, 0, 0, 0);
+
+    fixture_teardown(&fx);
+}
+
+static void test_inputs(void)
+{
+    Fixture fx = { 0 };
+    gsize size;
+    const uint8_t *p;
+    uint8_t buf[16];
+
+    fixture_setup(&fx, TRUE);
+    scanout(&fx, 640, 480, 0);
+    open_main(&fx, TRUE);
+    fx.inputs = link_channel(&fx, SPICE_CHANNEL_INPUTS, 0, fx.session_id, 0,
+                             SPICE_LINK_ERR_OK);
+    CHECK_TYPES(fx.inputs, "101");
+    p = sent_body(fx.inputs, 0, &size);
+    g_assert_cmpuint(qs_wire_get_u16(p), ==, SPICE_KEYBOARD_MODIFIER_FLAGS_NUM_LOCK);
+    fake_conn_clear(fx.inputs);
+
+    /* Keys: A, Up (E0 48), Pause in two KEY_DOWNs, Enter via KEY_SCANCODE. */
+    fake_conn_deliver(fx.inputs, SPICE_MSGC_INPUTS_KEY_DOWN, "\x1e\0\0\0", 4);
+    fake_conn_deliver(fx.inputs, SPICE_MSGC_INPUTS_KEY_UP, "\x9e\0\0\0", 4);
+    fake_conn_deliver(fx.inputs, SPICE_MSGC_INPUTS_KEY_DOWN, "\xe0\x48\0\0", 4);
+    fake_conn_deliver(fx.inputs, SPICE_MSGC_INPUTS_KEY_UP, "\xe0\xc8\0\0", 4);
+    fake_conn_deliver(fx.inputs, SPICE_MSGC_INPUTS_KEY_DOWN, "\xe1\x1d\0\0", 4);
+    fake_conn_deliver(fx.inputs, SPICE_MSGC_INPUTS_KEY_DOWN, "\x45\0\0\0", 4);
+    fake_conn_deliver(fx.inputs, SPICE_MSGC_INPUTS_KEY_SCANCODE, "\x1c\x9c", 2);
+    g_assert_cmpstr(fake_input_log(fx.input), ==,
+                    "key +1e;key -1e;key +c8;key -c8;key +c6;key +1c;key -1c;");
+    fake_input_clear(fx.input);
+
+    /* Lock keys: the client has Caps, the guest Num: toggle both. */
+    fake_conn_deliver(fx.inputs, SPICE_MSGC_INPUTS_KEY_MODIFIERS, "\x04\0", 2);
+    g_assert_cmpstr(fake_input_log(fx.input), ==, "key +45;key -45;key +3a;key -3a;");
+    fake_input_clear(fx.input);
+    /* qemu's LEDs changed: the client hears of it. */
+    fake_input_set_modifiers(fx.input, SPICE_KEYBOARD_MODIFIER_FLAGS_CAPS_LOCK);
+    CHECK_TYPES(fx.inputs, "102");
+    g_assert_cmpuint(qs_wire_get_u16(sent_body(fx.inputs, 0, &size)), ==, 4);
+    fake_conn_clear(fx.inputs);
+
+    /* Client mouse mode: positions go out absolute, motions are dropped;
+     * every 4th motion message is acknowledged. */
+    for (int i = 0; i < 7; i++) {
+        memset(buf, 0, sizeof(buf));
+        buf[0] = (uint8_t)(10 + i);
+        buf[4] = 20;
+        fake_conn_deliver(fx.inputs, SPICE_MSGC_INPUTS_MOUSE_POSITION, buf, 11);
+    }
+    fake_conn_deliver(fx.inputs, SPICE_MSGC_INPUTS_MOUSE_MOTION, buf, 10);
+    CHECK_TYPES(fx.inputs, "111,111");
+    g_assert_true(g_str_has_prefix(fake_input_log(fx.input), "abs 10,20 in 640x480;abs 11,20"));
+    g_assert_null(strstr(fake_input_log(fx.input), "rel"));
+    fake_input_clear(fx.input);
+
+    /* Buttons: left press/release, a wheel step, an invalid button. */
+    fake_conn_deliver(fx.inputs, SPICE_MSGC_INPUTS_MOUSE_PRESS, "\x01\x01\x00", 3);
+    fake_conn_deliver(fx.inputs, SPICE_MSGC_INPUTS_MOUSE_RELEASE, "\x01\x00\x00", 3);
+    fake_conn_deliver(fx.inputs, SPICE_MSGC_INPUTS_MOUSE_PRESS, "\x04\x00\x00", 3);
+    fake_conn_deliver(fx.inputs, SPICE_MSGC_INPUTS_MOUSE_RELEASE, "\x04\x00\x00", 3);
+    fake_conn_deliver(fx.inputs, SPICE_MSGC_INPUTS_MOUSE_PRESS, "\x05\x00\x00", 3);
+    fake_conn_deliver(fx.inputs, SPICE_MSGC_INPUTS_MOUSE_PRESS, "\x09\x00\x00", 3);
+    g_assert_cmpstr(fake_input_log(fx.input), ==, "buttons 1;buttons 0;wheel -1;wheel 1;");
+    fake_input_clear(fx.input);
+
+    /* qemu's mouse turns relative: server mode, motions go out relative. */
+    fake_conn_clear(fx.main);
+    fake_input_set_absolute(fx.input, FALSE);
+    CHECK_TYPES(fx.main, "105");
+    p = sent_body(fx.main, 0, &size);
+    g_assert_cmpuint(qs_wire_get_u16(p), ==, SPICE_MOUSE_MODE_SERVER);
+    g_assert_cmpuint(qs_wire_get_u16(p + 2), ==, SPICE_MOUSE_MODE_SERVER);
+    fake_conn_deliver(fx.inputs, SPICE_MSGC_INPUTS_MOUSE_MOTION,
+                      "\xfb\xff\xff\xff\x07\0\0\0\0\0", 10);
+    fake_conn_deliver(fx.inputs, SPICE_MSGC_INPUTS_MOUSE_POSITION, buf, 11);
+    g_assert_cmpstr(fake_input_log(fx.input), ==, "rel -5,7;");
+    /* Asking for client mode now is refused: the answer says server. */
+    fake_conn_clear(fx.main);
+    fake_conn_deliver(fx.main, SPICE_MSGC_MAIN_MOUSE_MODE_REQUEST, "\x02\0", 2);
+    CHECK_TYPES(fx.main, "105");
+    p = sent_body(fx.main, 0, &size);
+    g_assert_cmpuint(qs_wire_get_u16(p + 2), ==, SPICE_MOUSE_MODE_SERVER);
+    /* Absolute again: client mode, announced. */
+    fake_conn_clear(fx.main);
+    fake_input_set_absolute(fx.input, TRUE);
+    p = sent_body(fx.main, 0, &size);
+    g_assert_cmpuint(qs_wire_get_u16(p), ==, 3);
+    g_assert_cmpuint(qs_wire_get_u16(p + 2), ==, SPICE_MOUSE_MODE_CLIENT);
+    /* A client may still prefer server mode; it gets it, and motions. */
+    fake_conn_clear(fx.main);
+    fake_input_clear(fx.input);
+    fake_conn_deliver(fx.main, SPICE_MSGC_MAIN_MOUSE_MODE_REQUEST, "\x01\0", 2);
+    p = sent_body(fx.main, 0, &size);
+    g_assert_cmpuint(qs_wire_get_u16(p), ==, 3);
+    g_assert_cmpuint(qs_wire_get_u16(p + 2), ==, SPICE_MOUSE_MODE_SERVER);
+    fake_conn_deliver(fx.inputs, SPICE_MSGC_INPUTS_MOUSE_MOTION,
+                      "\x01\0\0\0\x02\0\0\0\0\0", 10);
+    g_assert_cmpstr(fake_input_log(fx.input), ==, "rel 1,2;");
+    fake_conn_deliver(fx.main, SPICE_MSGC_MAIN_MOUSE_MODE_REQUEST, "\x02\0", 2);
+
+    /* A malformed message ends the channel with a reason naming it. */
+    g_assert_null(fake_conn_close_reason(fx.inputs));
+    fake_conn_deliver(fx.inputs, SPICE_MSGC_INPUTS_MOUSE_POSITION, buf, 5);
+    g_assert_nonnull(strstr(fake_conn_close_reason(fx.inputs), "MOUSE_POSITION"));
+    fake_loop_run_pending();
+    /* The session survives an inputs channel going away. */
+    g_assert_cmpuint(qs_channels_get_session_id(fx.hub), ==, fx.session_id);
+    fixture_teardown(&fx);
+}
+
+static void test_cursor(void)
+{
+    Fixture fx = { 0 };
+    gsize size;
+    const uint8_t *p;
+
+    fixture_setup(&fx, FALSE);
+    open_main(&fx, FALSE);
+    fx.cur = link_channel(&fx, SPICE_CHANNEL_CURSOR, 0, fx.session_id, 0, SPICE_LINK_ERR_OK);
+    CHECK_TYPES(fx.cur, "101");
+    p = sent_body(fx.cur, 0, &size);
+    g_assert_cmpuint(size, ==, 11);                    /* INIT, Cursor NONE */
+    g_assert_cmpuint(p[8], ==, 0);
+    g_assert_cmpuint(qs_wire_get_u16(p + 9), ==, SPICE_CURSOR_FLAGS_NONE);
+    fake_conn_clear(fx.cur);
+
+    fake_cursor_define(fx.cursor, 32, 32, 1, 2, 0xab);
+    fake_cursor_move(fx.cursor, 100, 50, TRUE);
+    fake_loop_run_pending();
+    CHECK_TYPES(fx.cur, "103");                        /* SET, visible, at the hot spot */
+    p = sent_body(fx.cur, 0, &size);
+    g_assert_cmpuint(size, ==, 5 + 2 + 17 + 32 * 32 * 4);
+    g_assert_cmpuint(qs_wire_get_u16(p), ==, 101);
+    g_assert_cmpuint(qs_wire_get_u16(p + 2), ==, 52);
+    g_assert_cmpuint(p[4], ==, 1);
+    g_assert_cmpuint(p[5 + 2 + 8], ==, SPICE_CURSOR_TYPE_ALPHA);
+    g_assert_cmpuint(p[size - 1], ==, 0xab);
+    fake_conn_clear(fx.cur);
+
+    fake_cursor_move(fx.cursor, 110, 60, TRUE);       /* server mode: MOVE */
+    fake_loop_run_pending();
+    CHECK_TYPES(fx.cur, "104");
+    p = sent_body(fx.cur, 0, &size);
+    g_assert_cmpuint(qs_wire_get_u16(p), ==, 111);
+    g_assert_cmpuint(qs_wire_get_u16(p + 2), ==, 62);
+    fake_conn_clear(fx.cur);
+
+    fake_cursor_move(fx.cursor, 110, 60, FALSE);
+    fake_loop_run_pending();
+    CHECK_TYPES(fx.cur, "105");                        /* HIDE */
+    fake_conn_clear(fx.cur);
+    fake_cursor_move(fx.cursor, 120, 60, TRUE);
+    fake_loop_run_pending();
+    CHECK_TYPES(fx.cur, "103");                        /* shown again: SET */
+    fake_conn_clear(fx.cur);
+
+    /* Client mode: the client draws its own pointer; no MOVE from us. */
+    fake_input_set_absolute(fx.input, TRUE);
+    fake_conn_clear(fx.cur);
+    fake_cursor_move(fx.cursor, 130, 60, TRUE);
+    fake_loop_run_pending();
+    CHECK_TYPES(fx.cur, "");
+    /* The cursor channel has no messages of its own. */
+    fake_conn_deliver(fx.cur, 101, NULL, 0);
+    g_assert_nonnull(strstr(fake_conn_close_reason(fx.cur), "unknown"));
+    fixture_teardown(&fx);
+}
+
+/* One client: a new main link replaces the whole previous session. */
+static void test_session_replaced(void)
+{
+    Fixture fx = { 0 };
+    QsConn *old_main, *old_display, *late;
+    uint32_t old_id;
+
+    fixture_setup(&fx, TRUE);
+    scanout(&fx, 32, 32, 0);
+    open_main(&fx, TRUE);
+    fx.display = link_channel(&fx, SPICE_CHANNEL_DISPLAY, 0, fx.session_id, 0,
+                              SPICE_LINK_ERR_OK);
+    old_main = fx.main;
+    old_display = fx.display;
+    old_id = fx.session_id;
+
+    open_main(&fx, TRUE);
+    g_assert_cmpuint(fx.session_id, !=, old_id);
+    g_assert_nonnull(fake_conn_close_reason(old_main));
+    g_assert_nonnull(fake_conn_close_reason(old_display));
+    fake_loop_run_pending();
+    /* The old id no longer links anything. */
+    late = link_channel(&fx, SPICE_CHANNEL_CURSOR, 0, old_id, 0,
+                        SPICE_LINK_ERR_BAD_CONNECTION_ID);
+    g_assert_null(late);
+    /* A non-zero id on main is a migration: refused. */
+    g_assert_null(link_channel(&fx, SPICE_CHANNEL_MAIN, 0, fx.session_id, 0,
+                               SPICE_LINK_ERR_BAD_CONNECTION_ID));
+    g_assert_null(link_channel(&fx, SPICE_CHANNEL_PLAYBACK, 0, fx.session_id, 0,
+                               SPICE_LINK_ERR_CHANNEL_NOT_AVAILABLE));
+    qs_conn_unref(old_main);
+    qs_conn_unref(old_display);
+    fx.display = NULL;
+
+    /* The main channel going away ends the session and its channels. */
+    fx.display = link_channel(&fx, SPICE_CHANNEL_DISPLAY, 0, fx.session_id, 0,
+                              SPICE_LINK_ERR_OK);
+    fake_conn_deliver(fx.main, SPICE_MSGC_DISCONNECTING, "\0\0\0\0\0\0\0\0\0\0\0\0", 12);
+    fake_loop_run_pending();
+    g_assert_cmpuint(qs_channels_get_session_id(fx.hub), ==, 0);
+    g_assert_nonnull(fake_conn_close_reason(fx.display));
+    fixture_teardown(&fx);
+}
+
+int main(int argc, char **argv)
+{
+    g_test_init(&argc, &argv, NULL);
+    g_test_add_func("/channels/session/display-lz4", test_display_lz4);
+    g_test_add_func("/channels/session/display-bitmap", test_display_bitmap);
+    g_test_add_func("/channels/session/display-flow", test_display_flow);
+    g_test_add_func("/channels/session/inputs", test_inputs);
+    g_test_add_func("/channels/session/cursor", test_cursor);
+    g_test_add_func("/channels/session/replaced", test_session_replaced);
+    return g_test_run();
+}
