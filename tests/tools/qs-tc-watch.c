@@ -1,0 +1,70 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* The watch command: display activity and bytes per channel over a time window, as JSON. */
+#include "qs-tc.h"
+
+#include <stdio.h>
+
+static gulong read_bytes(SpiceChannel *channel)
+{
+    gulong bytes = 0;
+
+    g_object_get(channel, "total-read-bytes", &bytes, NULL);
+    return bytes;
+}
+
+int qs_tc_cmd_watch(QsTc *tc, double seconds)
+{
+    g_autoptr(GString) out = g_string_new(NULL);
+    guint64 inv0 = tc->n_invalidates, pix0 = tc->invalidate_pixels;
+    guint64 sc0, sd0, sf0;
+    gint64 msum0, t0, t1;
+    double elapsed;
+
+    /* stream events are only visible in spice-gtk's debug log */
+    qs_tc_log_capture(tc, TRUE);
+    sc0 = tc->n_stream_create;
+    sd0 = tc->n_stream_destroy;
+    sf0 = tc->n_stream_frames;
+    msum0 = tc->margin_sum;
+    tc->margin_min = G_MAXINT;
+    tc->margin_max = G_MININT;
+    for (guint i = 0; i < tc->channels->len; i++) {
+        QsTcChannel *c = g_ptr_array_index(tc->channels, i);
+        c->base_read_bytes = read_bytes(c->channel);
+    }
+
+    t0 = g_get_monotonic_time();
+    qs_tc_wait(tc, NULL, NULL, (gint64)(seconds * G_USEC_PER_SEC));
+    t1 = g_get_monotonic_time();
+    qs_tc_log_capture(tc, FALSE);
+    if (tc->fail_status)
+        return tc->fail_status;
+
+    elapsed = (double)(t1 - t0) / G_USEC_PER_SEC;
+    g_string_append_printf(out, "{\"seconds\":%.3f,\"invalidates\":%" G_GUINT64_FORMAT
+                           ",\"invalidates_per_s\":%.1f,\"invalidate_pixels\":%" G_GUINT64_FORMAT,
+                           elapsed, tc->n_invalidates - inv0,
+                           (double)(tc->n_invalidates - inv0) / elapsed, tc->invalidate_pixels - pix0);
+    g_string_append_printf(out, ",\"streams_created\":%" G_GUINT64_FORMAT
+                           ",\"streams_destroyed\":%" G_GUINT64_FORMAT
+                           ",\"stream_frames\":%" G_GUINT64_FORMAT,
+                           tc->n_stream_create - sc0, tc->n_stream_destroy - sd0,
+                           tc->n_stream_frames - sf0);
+    if (tc->n_stream_frames > sf0)
+        g_string_append_printf(out, ",\"video_margin_ms\":{\"min\":%d,\"max\":%d,\"mean\":%.1f}",
+                               tc->margin_min, tc->margin_max,
+                               (double)(tc->margin_sum - msum0) / (double)(tc->n_stream_frames - sf0));
+    else
+        g_string_append(out, ",\"video_margin_ms\":null");
+    g_string_append(out, ",\"bytes_received\":{");
+    for (guint i = 0; i < tc->channels->len; i++) {
+        QsTcChannel *c = g_ptr_array_index(tc->channels, i);
+
+        g_string_append_printf(out, "%s\"%s:%d\":%lu", i ? "," : "", qs_tc_channel_name(c->type),
+                               c->id, read_bytes(c->channel) - c->base_read_bytes);
+    }
+    g_string_append(out, "}}\n");
+    fputs(out->str, stdout);
+    fflush(stdout);
+    return QS_TC_EXIT_OK;
+}

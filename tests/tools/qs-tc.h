@@ -1,0 +1,135 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* Shared state and helpers of qs-test-client, the spice-client-glib test client. */
+#pragma once
+
+#include <spice-client.h>
+
+/* Exit statuses: tests tell the failure kinds apart by these. */
+enum {
+    QS_TC_EXIT_OK = 0,
+    QS_TC_EXIT_INTERNAL = 1,     /* our own failure (e.g. out of memory) */
+    QS_TC_EXIT_USAGE = 2,
+    QS_TC_EXIT_CONNECT = 3,      /* TCP/socket connect failed */
+    QS_TC_EXIT_LINK = 4,         /* SPICE link refused (NEED_SECURED, bad id, ...) */
+    QS_TC_EXIT_AUTH = 5,         /* ticket rejected (wrong/expired password) */
+    QS_TC_EXIT_TLS = 6,
+    QS_TC_EXIT_IO = 7,           /* disconnected / read error after link */
+    QS_TC_EXIT_TIMEOUT = 8,      /* a bounded wait ran out */
+    QS_TC_EXIT_EXPECT = 9,       /* an expectation (--expect-size, ...) failed */
+    QS_TC_EXIT_OUTPUT = 10,      /* could not write an output file */
+    QS_TC_EXIT_UNSUPPORTED = 11, /* server cannot do what was asked (e.g. client mouse) */
+};
+
+typedef struct QsTc QsTc;
+
+/* Called for every display-invalidate of the primary surface of display 0. */
+typedef void (*QsTcInvalidateFn)(QsTc *tc, int x, int y, int w, int h, gpointer data);
+
+typedef struct {
+    SpiceChannel *channel;
+    int type;
+    int id;
+    int event;                 /* last SpiceChannelEvent, 0 if none yet */
+    gulong base_read_bytes;    /* total-read-bytes at the start of a watch */
+} QsTcChannel;
+
+struct QsTc {
+    /* options */
+    int timeout_s;
+    gboolean verbose;
+    gboolean want_audio;
+
+    SpiceSession *session;
+    SpiceMainChannel *main;
+    SpiceChannel *display;     /* display channel 0 */
+    SpiceInputsChannel *inputs;
+    GPtrArray *channels;       /* QsTcChannel*, every channel we connected */
+    guint live_channels;       /* channel-new minus channel-destroy */
+    gboolean closing;          /* we disconnect: channel events are no failures */
+
+    /* first fatal failure; once set every wait returns */
+    int fail_status;
+    char *fail_msg;
+
+    /* display 0 state */
+    gboolean primary;
+    int primary_width;
+    int primary_height;
+    int primary_format;
+    gint64 last_invalidate_us;
+    guint64 n_invalidates;
+    guint64 invalidate_pixels;
+    gboolean mark;
+    gboolean monitors_config;  /* a MONITORS_CONFIG from the server was applied */
+    gboolean mouse_mode_seen;
+
+    QsTcInvalidateFn on_invalidate;
+    gpointer on_invalidate_data;
+
+    /* counters taken from spice-gtk's debug log (see qs-tc-log.c) */
+    gboolean log_capture;
+    int link_error;            /* last SPICE_LINK_ERR_* seen, -1 if none */
+    char *last_warning;        /* warnings spice-gtk logged, for error lines */
+    gboolean have_tls_port;
+    guint64 n_stream_create;
+    guint64 n_stream_destroy;
+    guint64 n_stream_frames;
+    gint64 margin_sum;
+    int margin_min;
+    int margin_max;
+};
+
+/* qs-tc-session.c */
+void qs_tc_init(QsTc *tc);
+void qs_tc_clear(QsTc *tc);
+gboolean qs_tc_connect(QsTc *tc, const char *host, const char *port, const char *tls_port,
+                       const char *ca_file, const char *host_subject, const char *password,
+                       const char *secure_channels);
+void qs_tc_fail(QsTc *tc, int status, const char *fmt, ...) G_GNUC_PRINTF(3, 4);
+typedef gboolean (*QsTcCond)(QsTc *tc, gpointer data);
+gboolean qs_tc_wait(QsTc *tc, QsTcCond cond, gpointer data, gint64 timeout_us);
+gboolean qs_tc_wait_ready(QsTc *tc);
+gboolean qs_tc_flush(QsTc *tc, SpiceChannel *channel);
+const char *qs_tc_channel_name(int type);
+const char *qs_tc_mouse_mode_name(int mode);
+int qs_tc_mouse_mode(QsTc *tc);
+
+/* qs-tc-log.c */
+void qs_tc_log_install(QsTc *tc);
+void qs_tc_log_capture(QsTc *tc, gboolean on);
+const char *qs_tc_link_error_name(int code);
+
+/* qs-tc-image.c */
+typedef struct {
+    int width;
+    int height;
+    guint8 *rgb;               /* width*height*3, tightly packed */
+} QsTcImage;
+
+gboolean qs_tc_primary(QsTc *tc, SpiceDisplayPrimary *primary);
+QsTcImage *qs_tc_image_from_primary(QsTc *tc, GError **error);
+void qs_tc_image_free(QsTcImage *img);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(QsTcImage, qs_tc_image_free)
+gboolean qs_tc_image_save(const QsTcImage *img, const char *path, GError **error);
+int qs_tc_cmd_screenshot(QsTc *tc, const char *path, int settle_ms);
+const char *qs_tc_format_name(int format);
+
+/* qs-tc-info.c */
+int qs_tc_cmd_info(QsTc *tc);
+
+/* qs-tc-input.c */
+int qs_tc_cmd_key(QsTc *tc, const guint *codes, guint n);
+int qs_tc_cmd_click(QsTc *tc, int x, int y, int button);
+
+/* qs-tc-keylat.c */
+typedef struct {
+    int x, y, w, h;
+    int count;
+    int interval_ms;
+    int sample_timeout_ms;
+    guint scancode;
+} QsTcKeylatOpts;
+int qs_tc_cmd_keylat(QsTc *tc, const QsTcKeylatOpts *opts);
+
+/* qs-tc-watch.c */
+int qs_tc_cmd_watch(QsTc *tc, double seconds);
