@@ -1,0 +1,70 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* Shared geometry and interfaces of keydraw, the /init of the test guest. */
+#ifndef KEYDRAW_H
+#define KEYDRAW_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* The whole picture is fixed so that tests can check pixels blindly. */
+#define KD_W 1280
+#define KD_H 800
+#define KD_KEYBOX_X 64
+#define KD_KEYBOX_Y 64
+#define KD_KEYBOX_SIZE 96
+#define KD_ACT_X 624
+#define KD_ACT_Y 160
+#define KD_ACT_W 640
+#define KD_ACT_H 480
+
+/* Character cells of the pseudo-font. */
+#define KD_CELL_W 8
+#define KD_CELL_H 16
+
+enum kd_mode {
+    KD_MODE_IDLE,
+    KD_MODE_BUSY,
+    KD_MODE_HEAVY,
+    KD_MODE_TYPING,
+};
+
+struct kd_rect {
+    int x, y, w, h;
+};
+
+struct kd_fb {
+    int fd;
+    uint32_t *pixels;    /* mapped dumb buffer, XRGB8888 */
+    size_t map_size;
+    uint32_t stride;     /* in pixels */
+    uint32_t fb_id;
+    bool full_flush;     /* keydraw.flush=full */
+    bool dirty_broken;   /* DIRTYFB unsupported: nothing to flush */
+    int dirty_warnings;
+    const char *dev;     /* "virtio-gpu" or "bochs" */
+};
+
+/* keydraw-boot.c: PID 1 chores and the serial console. */
+void kd_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void kd_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+void kd_boot(void);
+void kd_load_modules(int phase);
+const char *kd_cmdline_get(const char *key, char *buf, size_t len);
+
+/* keydraw-drm.c: mode setting and flushing. */
+void kd_drm_open(struct kd_fb *fb);
+void kd_drm_flush(struct kd_fb *fb, const struct kd_rect *damage);
+
+/* keydraw-draw.c: everything that puts pixels into the framebuffer. */
+void kd_draw_background(struct kd_fb *fb);
+uint32_t kd_keybox_color(unsigned presses);
+void kd_draw_keybox(struct kd_fb *fb, unsigned presses);
+void kd_activity_init(struct kd_fb *fb, enum kd_mode mode);
+bool kd_activity_frame(struct kd_fb *fb, enum kd_mode mode, uint64_t frame,
+                       struct kd_rect *damage);
+
+/* keydraw-input.c: the evdev reader thread. */
+void kd_input_start(struct kd_fb *fb);
+
+#endif
