@@ -91,3 +91,76 @@ GBytes *qs_msg_cursor_move(int16_t x, int16_t y);
 GBytes *qs_msg_cursor_trail(uint16_t length, uint16_t frequency);
 /* Is `shape` consistent (sizes bounded, data length = w * h * 4)? */
 gboolean qs_spice_cursor_valid(const QsSpiceCursor *shape);
+
+/*
+ * Video streams (spice-protocol.md §3.5, §3.6; builders in qs-stream-msg.c).
+ * Rectangles are given as x, y, width, height and written as SpiceRect
+ * {top, left, bottom, right}.
+ */
+typedef struct {
+    int32_t x, y;
+    uint32_t width, height;
+} QsStreamRect;
+
+/* Largest clip list we build; callers merge beyond it. */
+#define QS_STREAM_CLIP_MAX_RECTS 1024u
+
+typedef struct {
+    gboolean rects;             /* FALSE: Clip NONE; TRUE: RECTS (n may be 0,
+                                 * which hides the stream entirely) */
+    const QsStreamRect *r;
+    uint32_t n;                 /* <= QS_STREAM_CLIP_MAX_RECTS */
+} QsStreamClip;
+
+typedef struct {
+    uint32_t surface_id;
+    uint32_t id;                /* < SPICE_MAX_NUM_STREAMS (64) */
+    uint8_t codec_type;         /* SPICE_VIDEO_CODEC_TYPE_* (= QsVideoCodec) */
+    gboolean top_down;          /* SPICE_STREAM_FLAGS_TOP_DOWN: our frames are */
+    uint64_t stamp;
+    uint32_t stream_width, stream_height;   /* encoded frame size */
+    uint32_t src_width, src_height;         /* source area size */
+    QsStreamRect dest;
+    QsStreamClip clip;
+} QsStreamCreate;
+
+GBytes *qs_msg_stream_create(const QsStreamCreate *create);
+/* STREAM_DATA: u32 id; u32 mm_time; u32 size; the frame. */
+GBytes *qs_msg_stream_data(uint32_t id, uint32_t mm_time, GBytes *frame);
+/* STREAM_DATA_SIZED (client cap SIZED_STREAM): a frame whose size or
+ * destination differs from the stream's. */
+GBytes *qs_msg_stream_data_sized(uint32_t id, uint32_t mm_time, uint32_t width,
+                                 uint32_t height, const QsStreamRect *dest,
+                                 GBytes *frame);
+GBytes *qs_msg_stream_clip(uint32_t id, const QsStreamClip *clip);
+GBytes *qs_msg_stream_destroy(uint32_t id);
+/* STREAM_DESTROY_ALL has no body. */
+GBytes *qs_msg_stream_activate_report(uint32_t stream_id, uint32_t unique_id,
+                                      uint32_t max_window_size,
+                                      uint32_t timeout_ms);
+
+/*
+ * Multimedia-time stamping; the rule and why are at qs_stream_stamp_frame in
+ * qs-stream-msg.c. One QsStreamStamp per stream, zeroed at STREAM_CREATE.
+ */
+#define QS_STREAM_TARGET_MARGIN_MS 5    /* hold a client applies, at most */
+#define QS_STREAM_MAX_CORRECTION_MS 1000
+
+typedef struct {
+    uint32_t last;              /* last stamp; 0 = none yet */
+    int32_t correction;         /* learned from reports, ms */
+} QsStreamStamp;
+
+/* The value for MAIN_INIT.multi_media_time and MULTI_MEDIA_TIME. */
+uint32_t qs_mm_time_for_client(uint32_t server_mm_now);
+/* Server multimedia clock, ms (wraps after 49 days, as SPICE's does). */
+uint32_t qs_mm_time_from_monotonic(int64_t monotonic_us);
+/* `delivery_ms`: expected time until the frame's last byte reaches the
+ * client beyond the link's base delay: bytes queued ahead of it plus its
+ * own size over the estimated rate. */
+uint32_t qs_stream_stamp_frame(QsStreamStamp *st, uint32_t server_mm_now,
+                               uint32_t delivery_ms);
+/* Feeds a client STREAM_REPORT (its last_frame_delay is the margin the
+ * client saw, num_drops its late frames) back into the stamping. */
+void qs_stream_stamp_report(QsStreamStamp *st, int32_t last_frame_delay,
+                            uint32_t num_frames, uint32_t num_drops);

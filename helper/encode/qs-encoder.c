@@ -11,6 +11,11 @@ QsImageCodec qs_encode_image(QsImageCodec codec, const QsPixelRect *rect,
             return QS_IMAGE_CODEC_LZ4;
         }
         break;
+    case QS_IMAGE_CODEC_JPEG:
+        if (qs_enc_jpeg_append(rect, id, QS_JPEG_QUALITY_DEFAULT, out)) {
+            return QS_IMAGE_CODEC_JPEG;
+        }
+        break;
     case QS_IMAGE_CODEC_BITMAP:
         break;
     }
@@ -25,6 +30,8 @@ const char *qs_image_codec_name(QsImageCodec codec)
         return "bitmap";
     case QS_IMAGE_CODEC_LZ4:
         return "lz4";
+    case QS_IMAGE_CODEC_JPEG:
+        return "jpeg";
     }
     return "unknown";
 }

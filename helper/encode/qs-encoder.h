@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* Lossless SPICE image encoders for rectangles of 32-bit xRGB pixels. */
+/* SPICE image encoders (lossless BITMAP/LZ4, lossy JPEG) for rectangles of 32-bit xRGB pixels. */
 #pragma once
 
 #include <glib.h>
@@ -15,6 +15,7 @@
 typedef enum {
     QS_IMAGE_CODEC_BITMAP,      /* SPICE_IMAGE_TYPE_BITMAP, uncompressed */
     QS_IMAGE_CODEC_LZ4,         /* SPICE_IMAGE_TYPE_LZ4 (client cap LZ4_COMPRESSION) */
+    QS_IMAGE_CODEC_JPEG,        /* SPICE_IMAGE_TYPE_JPEG, lossy, at QS_JPEG_QUALITY_DEFAULT */
 } QsImageCodec;
 
 typedef struct {
@@ -43,6 +44,20 @@ void qs_enc_bitmap_append(const QsPixelRect *rect, uint64_t id, GByteArray *out)
  * compressed image would not be smaller than the BITMAP one (spice-server
  * then sends the bitmap too). */
 gboolean qs_enc_lz4_append(const QsPixelRect *rect, uint64_t id, GByteArray *out);
+
+/*
+ * Appends a JPEG image (SPICE_IMAGE_TYPE_JPEG: u32 data_size, then one
+ * baseline JFIF whose size equals the descriptor's, spice-protocol.md §3.3).
+ * `quality` 1..100; from QS_JPEG_QUALITY_444 up chroma is kept at full
+ * resolution (text and thin coloured lines), below it 4:2:0 like
+ * spice-server. Returns FALSE, leaving `out` as it was, when TurboJPEG fails
+ * or the JPEG would not be smaller than the BITMAP image.
+ */
+#define QS_JPEG_QUALITY_DEFAULT 80
+#define QS_JPEG_QUALITY_444 90
+#define QS_JPEG_HEADER_SIZE (QS_IMAGE_DESCRIPTOR_SIZE + 4u)
+gboolean qs_enc_jpeg_append(const QsPixelRect *rect, uint64_t id, int quality,
+                            GByteArray *out);
 
 /* The one switch on codec: encodes with `codec`, falling back to BITMAP when
  * that does not pay; returns the codec actually used. The result is at most

@@ -1,0 +1,100 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* Video encoders for SPICE streams: 32-bit xRGB frames in, one codec frame per SPICE STREAM_DATA out. */
+#pragma once
+
+#include <glib.h>
+#include <stdint.h>
+
+/*
+ * One encoder per SPICE stream. Frames are x8r8g8b8 in memory order B, G,
+ * R, X (the surface format), all of the size given at creation. Output is
+ * what spice-gtk expects as the payload of one STREAM_DATA message
+ * (spice-protocol.md §3.5):
+ *
+ *   H264   one Annex-B access unit (AUD first); a keyframe is an IDR with
+ *          SPS and PPS in front, so a decoder can start there (openh264
+ *          needs them: ryll#398). Constrained baseline, no B-frames, one
+ *          slice, BT.601 limited range signalled in the VUI.
+ *   MJPEG  one baseline JFIF; every frame is a keyframe.
+ *
+ * Encoding is synchronous and single-threaded: the caller decides which
+ * frames to encode (the scheduler drops frames, the encoder never queues
+ * them), so every encode() returns the frame it was given.
+ */
+
+typedef enum {
+    QS_VIDEO_CODEC_MJPEG = 1,   /* = SPICE_VIDEO_CODEC_TYPE_MJPEG */
+    QS_VIDEO_CODEC_H264 = 3,    /* = SPICE_VIDEO_CODEC_TYPE_H264 */
+} QsVideoCodec;
+
+#define QS_VIDEO_ERROR (qs_video_error_quark())
+GQuark qs_video_error_quark(void);
+
+typedef enum {
+    QS_VIDEO_ERROR_INVALID,     /* size, fps or bitrate out of range */
+    QS_VIDEO_ERROR_UNSUPPORTED, /* codec not built in */
+    QS_VIDEO_ERROR_FAILED,      /* the codec library refused */
+} QsVideoError;
+
+/* Bounds on what create() and set_bitrate() accept. */
+#define QS_VIDEO_MIN_SIDE 16u
+#define QS_VIDEO_MAX_SIDE 4096u
+#define QS_VIDEO_MAX_FPS 60u
+#define QS_VIDEO_MIN_BITRATE 64000u         /* bit/s */
+#define QS_VIDEO_MAX_BITRATE 200000000u
+
+typedef struct QsVideoEncoder QsVideoEncoder;
+
+typedef struct {
+    GBytes *data;               /* owned by the caller */
+    gboolean keyframe;          /* decodable without earlier frames */
+} QsVideoFrame;
+
+/* width and height must be even (I420 chroma) and within the bounds above;
+ * fps 1..QS_VIDEO_MAX_FPS is what rate control divides the bitrate by. */
+QsVideoEncoder *qs_video_encoder_new(QsVideoCodec codec, uint32_t width,
+                                     uint32_t height, uint32_t fps,
+                                     uint32_t bitrate_bps, GError **error);
+void qs_video_encoder_free(QsVideoEncoder *enc);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(QsVideoEncoder, qs_video_encoder_free)
+
+/* Encodes one frame (`pixels` is the top-left pixel, `stride` >= width * 4).
+ * The first frame and any with `force_keyframe` are keyframes. FALSE with
+ * `error` set only when the codec library fails; `frame` is then untouched. */
+gboolean qs_video_encoder_encode(QsVideoEncoder *enc, const uint8_t *pixels,
+                                 size_t stride, gboolean force_keyframe,
+                                 QsVideoFrame *frame, GError **error);
+
+/*
+ * spice-gtk 0.42 feeds H.264 to playbin with caps "video/x-h264" and no
+ * alignment, so h264parse cannot know an access unit has ended until the
+ * next one's start code arrives: the client shows frame N only when frame
+ * N+1 arrives (measured: test-video /encode/video/h264-live; with
+ * alignment=au in the caps there is no hold). When the picture stops
+ * changing, the last frame would stay invisible. needs_flush() says whether
+ * the codec has this hold; flush() then encodes the previous picture again
+ * (a P-frame of skipped macroblocks, a few dozen bytes), which pushes the
+ * real last frame out and is itself invisible. The scheduler sends it one
+ * frame interval after the last real frame.
+ */
+gboolean qs_video_encoder_needs_flush(const QsVideoEncoder *enc);
+/* FALSE with `error` set before the first frame or on codec failure. */
+gboolean qs_video_encoder_flush(QsVideoEncoder *enc, QsVideoFrame *frame,
+                                GError **error);
+
+/* Changes the target for the following frames, keeping the stream (no
+ * keyframe, no new STREAM_CREATE). The value is clamped to the bounds. */
+void qs_video_encoder_set_bitrate(QsVideoEncoder *enc, uint32_t bitrate_bps);
+uint32_t qs_video_encoder_get_bitrate(const QsVideoEncoder *enc);
+
+QsVideoCodec qs_video_encoder_get_codec(const QsVideoEncoder *enc);
+const char *qs_video_codec_name(QsVideoCodec codec);
+
+/*
+ * BT.601 limited-range B,G,R,X -> I420 (the colour space the H.264 VUI
+ * announces). Each chroma sample is the average of its 2x2 block. width and
+ * height even. Exposed for the tests and the benchmark.
+ */
+void qs_video_bgrx_to_i420(const uint8_t *pixels, size_t stride, uint32_t width,
+                           uint32_t height, uint8_t *y, size_t y_stride,
+                           uint8_t *u, uint8_t *v, size_t uv_stride);
