@@ -1,43 +1,161 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* qemu-spice-launcher: starts a qemu-spice helper for a libvirt domain. */
 
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <glib.h>
+#include "qs-launch-commands.h"
+#include "qs-launch-config.h"
+#include "qs-launch-session.h"
 
 static gboolean arg_version;
+static char *arg_uri;
+static char *arg_config;
+static gboolean arg_supervise;
+static gboolean arg_no_supervise;
+static gboolean arg_foreground;
+static char *arg_ticket_file;
+static char *arg_expires;
+static int arg_wait = -1;
+static char *arg_format;
+static gboolean arg_json;
+static gboolean arg_no_wait;
 
 static const GOptionEntry entries[] = {
+    { "connect", 'c', 0, G_OPTION_ARG_STRING, &arg_uri,
+      "libvirt URI (default: [launcher] uri, qemu:///system)", "URI" },
+    { "config", 'C', 0, G_OPTION_ARG_FILENAME, &arg_config,
+      "Configuration file (default " QS_LAUNCH_DEFAULT_CONFIG ")", "PATH" },
+    { "supervise", 0, 0, G_OPTION_ARG_NONE, &arg_supervise,
+      "attach: restart the helper on abnormal exit (default: [launcher] "
+      "supervise)", NULL },
+    { "no-supervise", 0, 0, G_OPTION_ARG_NONE, &arg_no_supervise,
+      "attach: do not restart the helper", NULL },
+    { "foreground", 'f', 0, G_OPTION_ARG_NONE, &arg_foreground,
+      "attach: stay in the foreground until the helper ends (systemd)", NULL },
+    { "ticket-file", 0, 0, G_OPTION_ARG_FILENAME, &arg_ticket_file,
+      "attach, set-ticket: take the ticket from PATH (first line) instead of "
+      "a random one", "PATH" },
+    { "expires", 0, 0, G_OPTION_ARG_STRING, &arg_expires,
+      "attach, set-ticket: ticket expiry: never, SECONDS, +SECONDS, "
+      "@UNIX_SECONDS", "WHEN" },
+    { "wait", 'w', 0, G_OPTION_ARG_INT, &arg_wait,
+      "attach: wait up to SECONDS for the domain to run (default 0)",
+      "SECONDS" },
+    { "format", 0, 0, G_OPTION_ARG_STRING, &arg_format,
+      "console: uri (default), json, vv, kerbside", "FORMAT" },
+    { "json", 0, 0, G_OPTION_ARG_NONE, &arg_json,
+      "status: one JSON object per line", NULL },
+    { "no-wait", 0, 0, G_OPTION_ARG_NONE, &arg_no_wait,
+      "detach: signal the launcher and return at once", NULL },
     { "version", 'V', 0, G_OPTION_ARG_NONE, &arg_version,
       "Print the version and exit", NULL },
-    { NULL }
+    G_OPTION_ENTRY_NULL
 };
+
+static int usage(const char *msg)
+{
+    fprintf(stderr, "qemu-spice-launcher: %s\n"
+            "Try 'qemu-spice-launcher --help'.\n", msg);
+    return 2;
+}
+
+static int run(int argc, char **argv)
+{
+    g_autoptr(QsLaunchConfig) cfg = NULL;
+    g_autoptr(GError) error = NULL;
+    const char *cmd = argv[1];
+    const char *domain = argc > 2 ? argv[2] : NULL;
+    gboolean needs_domain = strcmp(cmd, "status") != 0;
+
+    if (strcmp(cmd, "attach") && strcmp(cmd, "detach") &&
+        strcmp(cmd, "status") && strcmp(cmd, "console") &&
+        strcmp(cmd, "set-ticket") && strcmp(cmd, "hook")) {
+        g_autofree char *m = g_strdup_printf("unknown command '%s'", cmd);
+
+        return usage(m);
+    }
+    if (strcmp(cmd, "hook") != 0 &&
+        (argc > 3 || (needs_domain && !domain))) {
+        return usage(needs_domain ? "give exactly one DOMAIN"
+                                  : "give at most one DOMAIN");
+    }
+    if (arg_supervise && arg_no_supervise) {
+        return usage("--supervise and --no-supervise exclude each other");
+    }
+    if (arg_wait < -1 || arg_wait > 3600) {
+        return usage("--wait takes 0 to 3600 seconds");
+    }
+    cfg = qs_launch_config_load(arg_config, &error);
+    if (!cfg) {
+        fprintf(stderr, "qemu-spice-launcher: %s\n", error->message);
+        /* A hook's failure must not disturb the domain's start or stop. */
+        return strcmp(cmd, "hook") == 0 ? 0 : 1;
+    }
+    if (arg_uri) {
+        g_free(cfg->uri);
+        cfg->uri = g_strdup(arg_uri);
+    }
+    if (strcmp(cmd, "attach") == 0) {
+        QsAttachOptions o = {
+            .ticket_file = arg_ticket_file,
+            .expiry = -1,
+            .supervise = arg_supervise || (cfg->supervise && !arg_no_supervise),
+            .foreground = arg_foreground,
+            .wait_s = arg_wait > 0 ? (guint)arg_wait : 0,
+        };
+
+        if (arg_expires &&
+            !qs_parse_when(arg_expires, g_get_real_time() / G_USEC_PER_SEC,
+                           &o.expiry, &error)) {
+            return usage(error->message);
+        }
+        return qs_attach(cfg, domain, &o);
+    }
+    if (strcmp(cmd, "detach") == 0) {
+        return qs_cmd_detach(cfg, domain, !arg_no_wait);
+    }
+    if (strcmp(cmd, "status") == 0) {
+        return qs_cmd_status(cfg, domain, arg_json);
+    }
+    if (strcmp(cmd, "console") == 0) {
+        return qs_cmd_console(cfg, domain, arg_format ? arg_format : "uri");
+    }
+    if (strcmp(cmd, "set-ticket") == 0) {
+        return qs_cmd_set_ticket(cfg, domain, arg_ticket_file, arg_expires);
+    }
+    return qs_cmd_hook(cfg, arg_config, argv + 2);
+}
 
 int main(int argc, char **argv)
 {
     g_autoptr(GOptionContext) ctx = NULL;
     g_autoptr(GError) error = NULL;
 
-    ctx = g_option_context_new("COMMAND DOMAIN - manage a domain's SPICE console");
+    ctx = g_option_context_new("COMMAND [DOMAIN] - manage a domain's SPICE console");
     g_option_context_set_summary(ctx,
-        "Commands (planned, not implemented yet): attach, detach, status,\n"
-        "console, set-ticket. See qemu-spice-launcher(1).");
+        "Commands:\n"
+        "  attach DOMAIN        start a qemu-spice helper for the domain\n"
+        "  detach DOMAIN        stop it and remove the console\n"
+        "  status [DOMAIN]      pid, ports, uptime\n"
+        "  console DOMAIN       print the console (--format uri|json|vv|kerbside)\n"
+        "  set-ticket DOMAIN    new ticket (restarts the helper)\n"
+        "  hook DOMAIN OP ...   libvirt qemu hook entry point (XML on stdin)\n"
+        "See qemu-spice-launcher(1) and qemu-spice.conf(5).");
     g_option_context_add_main_entries(ctx, entries, NULL);
     if (!g_option_context_parse(ctx, &argc, &argv, &error)) {
-        fprintf(stderr, "qemu-spice-launcher: %s\n"
-                "Try 'qemu-spice-launcher --help'.\n", error->message);
-        return 2;
+        return usage(error->message);
     }
     if (arg_version) {
         printf("qemu-spice-launcher %s\n", QS_VERSION);
         return 0;
     }
     if (argc < 2) {
-        fprintf(stderr, "qemu-spice-launcher: no command given\n"
-                "Try 'qemu-spice-launcher --help'.\n");
-        return 2;
+        return usage("no command given");
     }
-    fprintf(stderr, "qemu-spice-launcher: command '%s' is not implemented yet\n",
-            argv[1]);
-    return 2;
+    /* A reader that went away (the attach command's parent, a closed
+     * pipe) must be an error return, not our death. */
+    signal(SIGPIPE, SIG_IGN);
+    return run(argc, argv);
 }

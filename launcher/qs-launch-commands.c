@@ -1,0 +1,437 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* detach, status, console, set-ticket and the libvirt hook entry point: they
+ * act on the state files and signal the monitor that owns a helper. */
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <gio/gio.h>
+#include "qs-launch-commands.h"
+#include "qs-launch-domain.h"
+#include "qs-launch-format.h"
+#include "qs-launch-libvirt.h"
+#include "qs-launch-log.h"
+#include "qs-launch-session.h"
+#include "qs-launch-spawn.h"
+
+#define HOOK_XML_MAX (16u << 20)
+#define DETACH_WAIT_S 15
+
+gboolean qs_parse_when(const char *s, gint64 now, gint64 *out, GError **error)
+{
+    gint64 v = 0;
+
+    if (strcmp(s, "never") == 0) {
+        *out = 0;
+        return TRUE;
+    }
+    if (s[0] == '@' &&
+        g_ascii_string_to_signed(s + 1, 10, 1, G_MAXINT64, &v, NULL)) {
+        *out = v;
+        return TRUE;
+    }
+    if (g_ascii_string_to_signed(s[0] == '+' ? s + 1 : s, 10, 1,
+                                 G_MAXINT32, &v, NULL)) {
+        *out = now + v;
+        return TRUE;
+    }
+    g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                "--expires '%s': not never, SECONDS, +SECONDS or @UNIX_SECONDS",
+                s);
+    return FALSE;
+}
+
+QsLaunchState *qs_find_state(const QsLaunchConfig *cfg, const char *domain,
+                             GError **error)
+{
+    g_autofree char *path = NULL;
+    g_autoptr(GDir) dir = NULL;
+    const char *f;
+
+    if (qs_domain_name_ok(domain, NULL)) {
+        path = qs_run_path(cfg, domain, ".json");
+        if (g_file_test(path, G_FILE_TEST_EXISTS)) {
+            return qs_launch_state_load(path, error);
+        }
+    }
+    dir = g_dir_open(cfg->run_dir, 0, NULL);
+    while (dir && (f = g_dir_read_name(dir))) {
+        g_autofree char *p = g_build_filename(cfg->run_dir, f, NULL);
+        QsLaunchState *st;
+
+        if (!g_str_has_suffix(f, ".json") ||
+            !(st = qs_launch_state_load(p, NULL))) {
+            continue;
+        }
+        if (st->uuid && g_ascii_strcasecmp(st->uuid, domain) == 0) {
+            return st;
+        }
+        qs_launch_state_free(st);
+    }
+    g_set_error(error, G_IO_ERROR, G_IO_ERROR_NOT_FOUND,
+                "domain '%s' is not attached (no state in %s)", domain,
+                cfg->run_dir);
+    return NULL;
+}
+
+/* Whether a monitor still holds DOMAIN's lock. */
+static gboolean locked(const QsLaunchConfig *cfg, const char *domain)
+{
+    g_autofree char *path = qs_run_path(cfg, domain, ".lock");
+    int fd = open(path, O_RDWR | O_CLOEXEC);
+    gboolean held;
+
+    if (fd < 0) {
+        return FALSE;
+    }
+    held = flock(fd, LOCK_EX | LOCK_NB) < 0 && errno == EWOULDBLOCK;
+    close(fd);
+    return held;
+}
+
+/* The monitor died without cleaning up (SIGKILL, crash): do its part. */
+static void clean_orphan(QsLaunchConfig *cfg, QsLaunchState *st)
+{
+    const char *suffixes[] = { ".json", ".pid", ".ticket", ".lock" };
+    g_autoptr(GError) err = NULL;
+    g_autoptr(virConnect) conn = NULL;
+    g_autoptr(virDomain) dom = NULL;
+
+    if (qs_pid_alive(st->helper_pid)) {
+        g_autofree char *exe_link = g_strdup_printf("/proc/%d/exe", st->helper_pid);
+        g_autofree char *exe = g_file_read_link(exe_link, NULL);
+
+        if (exe && strcmp(exe, cfg->helper_path) == 0) {
+            kill(st->helper_pid, SIGKILL);
+        }
+    }
+    if ((conn = qs_virt_connect(cfg->uri, &err)) &&
+        (dom = qs_virt_lookup(conn, st->uuid ? st->uuid : st->domain, &err))) {
+        g_autofree char *xml = qs_virt_live_xml(dom, NULL);
+        gboolean optin = xml && qs_domain_xml_opts_in(xml, NULL, NULL);
+        QsConsoleMeta keep = { .autostart = optin };
+
+        qs_virt_set_console_metadata(dom, &keep, &err);
+    }
+    if (err) {
+        qs_log_error("removing the console metadata: %s", err->message);
+    }
+    for (guint i = 0; i < G_N_ELEMENTS(suffixes); i++) {
+        g_autofree char *p = qs_run_path(cfg, st->domain, suffixes[i]);
+
+        unlink(p);
+    }
+    if (st->tls_dir) {
+        const char *f[] = { "server-cert.pem", "server-key.pem", "ca-cert.pem" };
+
+        for (guint i = 0; i < G_N_ELEMENTS(f); i++) {
+            g_autofree char *p = g_build_filename(st->tls_dir, f[i], NULL);
+
+            unlink(p);
+        }
+        rmdir(st->tls_dir);
+    }
+}
+
+int qs_cmd_detach(QsLaunchConfig *cfg, const char *domain, gboolean wait)
+{
+    g_autoptr(GError) err = NULL;
+    g_autoptr(QsLaunchState) st = qs_find_state(cfg, domain, &err);
+    gint64 deadline;
+
+    if (!st) {
+        qs_log_error("detach: %s", err->message);
+        return 1;
+    }
+    if (!locked(cfg, st->domain) || !qs_pid_alive(st->monitor_pid)) {
+        clean_orphan(cfg, st);
+        printf("%s: detached (its launcher had gone; cleaned up)\n", st->domain);
+        return 0;
+    }
+    if (kill(st->monitor_pid, SIGTERM) < 0) {
+        qs_log_error("detach: signalling the launcher pid %d: %s",
+                     st->monitor_pid, g_strerror(errno));
+        return 1;
+    }
+    if (!wait) {
+        return 0;
+    }
+    deadline = g_get_monotonic_time() + DETACH_WAIT_S * G_USEC_PER_SEC;
+    while (locked(cfg, st->domain)) {
+        if (g_get_monotonic_time() > deadline) {
+            qs_log_error("detach: the launcher pid %d did not finish in %d s",
+                         st->monitor_pid, DETACH_WAIT_S);
+            return 1;
+        }
+        g_usleep(50 * 1000);
+    }
+    printf("%s: detached\n", st->domain);
+    return 0;
+}
+
+static void status_line(const QsLaunchState *st, gboolean json, GString *out)
+{
+    gint64 now = g_get_real_time() / G_USEC_PER_SEC;
+    gboolean alive = qs_pid_alive(st->helper_pid);
+    gboolean mon = qs_pid_alive(st->monitor_pid);
+
+    if (json) {
+        g_autofree char *j = qs_launch_state_to_json(st);
+
+        g_strchomp(j);
+        j[strlen(j) - 1] = '\0';
+        g_string_append_printf(out, "%s,\"helper_running\":%s,\"launcher_running\":%s,"
+                               "\"uptime\":%" G_GINT64_FORMAT ",\"clients\":null}\n",
+                               j, alive ? "true" : "false",
+                               mon ? "true" : "false",
+                               alive ? now - st->started : 0);
+        return;
+    }
+    g_string_append_printf(out, "%s: %s, mode %s, helper pid %d, port %u, "
+                           "tls-port %u, uptime %" G_GINT64_FORMAT " s, "
+                           "restarts %u%s\n", st->domain,
+                           alive ? "running" : "NOT RUNNING", st->mode,
+                           st->helper_pid, st->port, st->tls_port,
+                           alive ? now - st->started : 0, st->restarts,
+                           mon ? (st->supervise ? ", supervised" : "")
+                               : ", launcher gone");
+}
+
+int qs_cmd_status(QsLaunchConfig *cfg, const char *domain, gboolean json)
+{
+    g_autoptr(GString) out = g_string_new(NULL);
+    g_autoptr(GError) err = NULL;
+
+    if (domain) {
+        g_autoptr(QsLaunchState) st = qs_find_state(cfg, domain, &err);
+
+        if (!st) {
+            qs_log_error("status: %s", err->message);
+            return 1;
+        }
+        status_line(st, json, out);
+        fputs(out->str, stdout);
+        return qs_pid_alive(st->helper_pid) ? 0 : 3;
+    }
+    {
+        g_autoptr(GDir) dir = g_dir_open(cfg->run_dir, 0, NULL);
+        g_autoptr(GPtrArray) names = g_ptr_array_new_with_free_func(g_free);
+        const char *f;
+
+        while (dir && (f = g_dir_read_name(dir))) {
+            if (g_str_has_suffix(f, ".json")) {
+                g_ptr_array_add(names, g_strdup(f));
+            }
+        }
+        g_ptr_array_sort(names, (GCompareFunc)g_strcmp0);
+        for (guint i = 0; i < names->len; i++) {
+            g_autofree char *p = g_build_filename(cfg->run_dir,
+                                                  names->pdata[i], NULL);
+            g_autoptr(QsLaunchState) st = qs_launch_state_load(p, NULL);
+
+            if (st) {
+                status_line(st, json, out);
+            }
+        }
+    }
+    fputs(out->str, stdout);
+    return 0;
+}
+
+int qs_cmd_console(QsLaunchConfig *cfg, const char *domain, const char *format)
+{
+    g_autoptr(GError) err = NULL;
+    g_autoptr(QsLaunchState) st = qs_find_state(cfg, domain, &err);
+    g_autofree char *password = NULL;
+    g_autofree char *ca = NULL;
+    g_autofree char *text = NULL;
+    QsConsoleFormat fmt;
+    gint64 expiry = 0;
+
+    if (!qs_console_format_parse(format, &fmt, &err) || !st) {
+        qs_log_error("console: %s", err->message);
+        return 1;
+    }
+    if (!qs_pid_alive(st->helper_pid)) {
+        qs_log_error("console: the helper of '%s' (pid %d) is not running",
+                     st->domain, st->helper_pid);
+        return 1;
+    }
+    if (!(password = qs_ticket_read_file(st->ticket_file, &expiry, &err))) {
+        qs_log_error("console: the ticket: %s", err->message);
+        return 1;
+    }
+    if (st->tls_port) {
+        g_autofree char *p = g_build_filename(cfg->tls_dir, "ca-cert.pem", NULL);
+
+        g_file_get_contents(p, &ca, NULL, NULL);
+    }
+    {
+        QsConsoleInfo info = {
+            .state = st,
+            .password = password,
+            .ca_cert = ca,
+            .host_subject = NULL,
+            .hypervisor = g_get_host_name(),
+        };
+
+        text = qs_console_format(&info, fmt, &err);
+    }
+    explicit_bzero(password, strlen(password));
+    if (!text) {
+        qs_log_error("console: %s", err->message);
+        return 1;
+    }
+    fputs(text, stdout);
+    explicit_bzero(text, strlen(text));
+    return 0;
+}
+
+int qs_cmd_set_ticket(QsLaunchConfig *cfg, const char *domain,
+                      const char *ticket_file, const char *expires)
+{
+    g_autoptr(GError) err = NULL;
+    g_autoptr(QsLaunchState) st = qs_find_state(cfg, domain, &err);
+    g_autofree char *password = NULL;
+    gint64 now = g_get_real_time() / G_USEC_PER_SEC;
+    gint64 expiry = cfg->ticket_lifetime_s ? now + cfg->ticket_lifetime_s : 0;
+    int old_pid;
+    gint64 deadline;
+
+    if (!st) {
+        qs_log_error("set-ticket: %s", err->message);
+        return 1;
+    }
+    if (!locked(cfg, st->domain) || !qs_pid_alive(st->monitor_pid)) {
+        qs_log_error("set-ticket: the launcher of '%s' is gone: detach and "
+                     "attach again", st->domain);
+        return 1;
+    }
+    password = ticket_file ? qs_ticket_read_file(ticket_file, &expiry, &err)
+                           : qs_ticket_generate(&err);
+    if (!password ||
+        (expires && !qs_parse_when(expires, now, &expiry, &err)) ||
+        !qs_ticket_write_file(st->ticket_file, password, expiry, &err)) {
+        qs_log_error("set-ticket: %s", err->message);
+        return 1;
+    }
+    explicit_bzero(password, strlen(password));
+    old_pid = st->helper_pid;
+    if (kill(st->monitor_pid, SIGUSR1) < 0) {
+        qs_log_error("set-ticket: signalling pid %d: %s", st->monitor_pid,
+                     g_strerror(errno));
+        return 1;
+    }
+    /* No control interface on the helper yet: the monitor restarts it. */
+    deadline = g_get_monotonic_time() + DETACH_WAIT_S * G_USEC_PER_SEC;
+    for (;;) {
+        g_autoptr(QsLaunchState) now_st = qs_find_state(cfg, st->domain, NULL);
+
+        if (now_st && now_st->helper_pid != old_pid &&
+            qs_pid_alive(now_st->helper_pid)) {
+            printf("%s: new ticket in %s; the helper was restarted (pid %d), "
+                   "so connected viewers were dropped\n", st->domain,
+                   st->ticket_file, now_st->helper_pid);
+            return 0;
+        }
+        if (g_get_monotonic_time() > deadline) {
+            qs_log_error("set-ticket: the helper did not come back in %d s "
+                         "(see %s)", DETACH_WAIT_S, st->log);
+            return 1;
+        }
+        g_usleep(100 * 1000);
+    }
+}
+
+static char *read_stdin_bounded(void)
+{
+    GString *s = g_string_new(NULL);
+    char buf[65536];
+    ssize_t n;
+
+    while ((n = read(0, buf, sizeof(buf))) != 0) {
+        if (n < 0 && errno == EINTR) {
+            continue;
+        }
+        if (n < 0) {
+            break;
+        }
+        if (s->len < HOOK_XML_MAX) {
+            g_string_append_len(s, buf, n);
+        }
+    }
+    return g_string_free(s, FALSE);
+}
+
+/* libvirt runs hooks synchronously and they must not call libvirt: the
+ * 'started' branch forks a detached launcher that waits until libvirt has
+ * finished the start job, and returns at once. */
+int qs_cmd_hook(QsLaunchConfig *cfg, const char *config_path, char **args)
+{
+    g_autofree char *xml = read_stdin_bounded();
+    const char *domain = args[0];
+    const char *op = args[1];
+
+    (void)config_path;
+    if (!domain || !op || !qs_domain_name_ok(domain, NULL)) {
+        return 0;
+    }
+    if (strcmp(op, "started") == 0) {
+        g_autoptr(GError) err = NULL;
+        gboolean optin = qs_domain_xml_opts_in(xml, NULL, &err);
+        pid_t pid;
+
+        if (err) {
+            fprintf(stderr, "qemu-spice hook: %s\n", err->message);
+            return 0;
+        }
+        if (!qs_launch_config_wants_autostart(cfg, domain, optin)) {
+            return 0;
+        }
+        pid = fork();
+        if (pid < 0) {
+            fprintf(stderr, "qemu-spice hook: fork: %s\n", g_strerror(errno));
+            return 0;
+        }
+        if (pid == 0) {
+            int null_fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+            QsAttachOptions o = {
+                .expiry = -1,
+                .supervise = cfg->supervise,
+                .foreground = TRUE,
+                .wait_s = cfg->wait_s,
+                .syslog = TRUE,
+            };
+
+            /* Off libvirt's pipes before anything else, so libvirtd sees
+             * EOF as soon as the hook's own process exits. */
+            if (null_fd >= 0) {
+                dup2(null_fd, 0);
+                dup2(null_fd, 1);
+                dup2(null_fd, 2);
+            }
+            setsid();
+            if (fork() != 0) {
+                _exit(0);
+            }
+            _exit(qs_attach(cfg, domain, &o));
+        }
+        waitpid(pid, NULL, 0);
+        return 0;
+    }
+    if (strcmp(op, "stopped") == 0 || strcmp(op, "release") == 0) {
+        g_autoptr(QsLaunchState) st = qs_find_state(cfg, domain, NULL);
+
+        /* Only a signal: the launcher removes the console itself, after the
+         * hook has returned. */
+        if (st && qs_pid_alive(st->monitor_pid) && locked(cfg, domain)) {
+            kill(st->monitor_pid, SIGTERM);
+        }
+    }
+    return 0;
+}

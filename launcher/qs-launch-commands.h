@@ -1,0 +1,20 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* The launcher's commands other than attach (which lives in the session). */
+#pragma once
+
+#include <glib.h>
+#include "qs-launch-config.h"
+#include "qs-launch-state.h"
+
+/* Finds the state of DOMAIN (a name, or the UUID recorded in a state file). */
+QsLaunchState *qs_find_state(const QsLaunchConfig *cfg, const char *domain,
+                             GError **error);
+/* "never", "+SECONDS" or "SECONDS" from now, "@UNIX_SECONDS". */
+gboolean qs_parse_when(const char *s, gint64 now, gint64 *out, GError **error);
+
+int qs_cmd_detach(QsLaunchConfig *cfg, const char *domain, gboolean wait);
+int qs_cmd_status(QsLaunchConfig *cfg, const char *domain, gboolean json);
+int qs_cmd_console(QsLaunchConfig *cfg, const char *domain, const char *format);
+int qs_cmd_set_ticket(QsLaunchConfig *cfg, const char *domain,
+                      const char *ticket_file, const char *expires);
+int qs_cmd_hook(QsLaunchConfig *cfg, const char *config_path, char **args);

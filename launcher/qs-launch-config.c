@@ -1,0 +1,407 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* Reads qemu-spice.conf: a GKeyFile whose every key is checked, so a typo is
+ * an error that names the file and the key instead of a silent default. */
+
+#include <errno.h>
+#include <pwd.h>
+#include <string.h>
+#include <gio/gio.h>
+#include "qs-launch-config.h"
+
+typedef struct {
+    const char *group;
+    const char *keys[12];
+} KnownGroup;
+
+static const KnownGroup known[] = {
+    { "launcher", { "uri", "run-dir", "autostart", "autostart-domains",
+                    "supervise", "restart-backoff-max", "wait", NULL } },
+    { "listen", { "address", "ports", "plain", "tls", "tls-dir",
+                  "secure-channels", "host", NULL } },
+    { "ticket", { "lifetime", NULL } },
+    { "helper", { "path", "user", "log-dir", NULL } },
+};
+
+#define BAD(key_group, key, ...) \
+    bad_value(error, name, key_group, key, g_strdup_printf(__VA_ARGS__))
+
+static gboolean bad_value(GError **error, const char *name, const char *group,
+                          const char *key, char *msg)
+{
+    g_set_error(error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+                "%s: [%s] %s: %s", name, group, key, msg);
+    g_free(msg);
+    return FALSE;
+}
+
+static gboolean check_known(GKeyFile *kf, const char *name, GError **error)
+{
+    g_auto(GStrv) groups = g_key_file_get_groups(kf, NULL);
+
+    for (guint g = 0; groups[g]; g++) {
+        const KnownGroup *kg = NULL;
+        g_auto(GStrv) keys = NULL;
+
+        for (guint i = 0; i < G_N_ELEMENTS(known); i++) {
+            if (strcmp(known[i].group, groups[g]) == 0) {
+                kg = &known[i];
+            }
+        }
+        if (!kg) {
+            g_set_error(error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_GROUP_NOT_FOUND,
+                        "%s: unknown group [%s] (known: launcher, listen, "
+                        "ticket, helper)", name, groups[g]);
+            return FALSE;
+        }
+        keys = g_key_file_get_keys(kf, groups[g], NULL, NULL);
+        for (guint k = 0; keys && keys[k]; k++) {
+            gboolean ok = FALSE;
+
+            for (guint i = 0; kg->keys[i]; i++) {
+                ok |= strcmp(kg->keys[i], keys[k]) == 0;
+            }
+            if (!ok) {
+                g_set_error(error, G_KEY_FILE_ERROR,
+                            G_KEY_FILE_ERROR_KEY_NOT_FOUND,
+                            "%s: [%s] %s: unknown key", name, groups[g],
+                            keys[k]);
+                return FALSE;
+            }
+        }
+    }
+    return TRUE;
+}
+
+/* Fetches a string value if present; "" counts as a value. */
+static char *get_string(GKeyFile *kf, const char *group, const char *key)
+{
+    if (!g_key_file_has_key(kf, group, key, NULL)) {
+        return NULL;
+    }
+    return g_key_file_get_string(kf, group, key, NULL);
+}
+
+static gboolean get_bool(GKeyFile *kf, const char *name, const char *group,
+                         const char *key, gboolean *out, GError **error)
+{
+    g_autofree char *v = get_string(kf, group, key);
+
+    if (!v) {
+        return TRUE;
+    }
+    if (strcmp(v, "true") == 0 || strcmp(v, "yes") == 0) {
+        *out = TRUE;
+    } else if (strcmp(v, "false") == 0 || strcmp(v, "no") == 0) {
+        *out = FALSE;
+    } else {
+        return BAD(group, key, "'%s' is not a boolean (true/false)", v);
+    }
+    return TRUE;
+}
+
+static gboolean get_uint(GKeyFile *kf, const char *name, const char *group,
+                         const char *key, guint min, guint max, guint *out,
+                         GError **error)
+{
+    g_autofree char *v = get_string(kf, group, key);
+    guint64 n = 0;
+
+    if (!v) {
+        return TRUE;
+    }
+    if (!g_ascii_string_to_unsigned(v, 10, min, max, &n, NULL)) {
+        return BAD(group, key, "'%s' is not a number from %u to %u", v, min, max);
+    }
+    *out = (guint)n;
+    return TRUE;
+}
+
+static gboolean get_abs_path(GKeyFile *kf, const char *name, const char *group,
+                             const char *key, char **out, GError **error)
+{
+    g_autofree char *v = get_string(kf, group, key);
+
+    if (!v) {
+        return TRUE;
+    }
+    if (!g_path_is_absolute(v)) {
+        return BAD(group, key, "'%s' is not an absolute path", v);
+    }
+    g_free(*out);
+    *out = g_steal_pointer(&v);
+    return TRUE;
+}
+
+static gboolean parse_ports(const char *name, const char *v, guint *min,
+                            guint *max, GError **error)
+{
+    g_auto(GStrv) parts = g_strsplit(v, "-", 3);
+    guint64 lo = 0, hi = 0;
+
+    if (g_strv_length(parts) == 0 || g_strv_length(parts) > 2 ||
+        !g_ascii_string_to_unsigned(parts[0], 10, 1, 65535, &lo, NULL) ||
+        (parts[1] &&
+         !g_ascii_string_to_unsigned(parts[1], 10, 1, 65535, &hi, NULL))) {
+        return BAD("listen", "ports", "'%s' is not PORT or FIRST-LAST with "
+                   "ports from 1 to 65535", v);
+    }
+    if (!parts[1]) {
+        hi = lo;
+    }
+    if (hi < lo) {
+        return BAD("listen", "ports", "'%s': the last port is below the first", v);
+    }
+    *min = (guint)lo;
+    *max = (guint)hi;
+    return TRUE;
+}
+
+static gboolean parse_listen_address(const char *name, const char *v,
+                                     GError **error)
+{
+    g_autoptr(GInetAddress) addr = g_inet_address_new_from_string(v);
+
+    if (!addr) {
+        return BAD("listen", "address", "'%s' is not a numeric IPv4 or IPv6 "
+                   "address", v);
+    }
+    return TRUE;
+}
+
+static gboolean parse_autostart(const char *name, const char *v,
+                                QsAutostart *out, GError **error)
+{
+    for (QsAutostart a = QS_AUTOSTART_NONE; a <= QS_AUTOSTART_ALL; a++) {
+        if (strcmp(v, qs_autostart_to_string(a)) == 0) {
+            *out = a;
+            return TRUE;
+        }
+    }
+    return BAD("launcher", "autostart", "'%s' is not one of none, metadata, "
+               "list, all", v);
+}
+
+static gboolean resolve_user(QsLaunchConfig *cfg, const char *name,
+                             GError **error)
+{
+    struct passwd *pw;
+
+    errno = 0;
+    pw = getpwnam(cfg->helper_user);
+    if (!pw) {
+        return BAD("helper", "user", "no such user '%s'", cfg->helper_user);
+    }
+    cfg->helper_uid = pw->pw_uid;
+    cfg->helper_gid = pw->pw_gid;
+    return TRUE;
+}
+
+static void set_defaults(QsLaunchConfig *cfg)
+{
+    cfg->uri = g_strdup("qemu:///system");
+    cfg->run_dir = g_strdup("/run/qemu-spice");
+    cfg->autostart = QS_AUTOSTART_METADATA;
+    cfg->autostart_domains = g_new0(char *, 1);
+    cfg->supervise = TRUE;
+    cfg->backoff_max_s = 30;
+    cfg->wait_s = 60;
+    cfg->listen_address = g_strdup("0.0.0.0");
+    cfg->port_min = 5900;
+    cfg->port_max = 5999;
+    cfg->plain = TRUE;
+    cfg->tls = FALSE;
+    cfg->tls_dir = g_strdup("/etc/pki/qemu-spice");
+    cfg->ticket_lifetime_s = 0;
+    cfg->helper_path = g_strdup(QS_HELPER_PATH);
+    cfg->helper_user = g_strdup("nobody");
+    cfg->log_dir = g_strdup("/var/log/qemu-spice");
+}
+
+static gboolean apply(QsLaunchConfig *cfg, GKeyFile *kf, const char *name,
+                      GError **error)
+{
+    g_autofree char *v = NULL;
+
+    if (!check_known(kf, name, error)) {
+        return FALSE;
+    }
+    if ((v = get_string(kf, "launcher", "uri"))) {
+        if (!*v) {
+            return BAD("launcher", "uri", "empty");
+        }
+        g_free(cfg->uri);
+        cfg->uri = g_steal_pointer(&v);
+    }
+    if (!get_abs_path(kf, name, "launcher", "run-dir", &cfg->run_dir, error)) {
+        return FALSE;
+    }
+    if ((v = get_string(kf, "launcher", "autostart")) &&
+        !parse_autostart(name, v, &cfg->autostart, error)) {
+        return FALSE;
+    }
+    g_clear_pointer(&v, g_free);
+    if (g_key_file_has_key(kf, "launcher", "autostart-domains", NULL)) {
+        g_strfreev(cfg->autostart_domains);
+        cfg->autostart_domains = g_key_file_get_string_list(
+            kf, "launcher", "autostart-domains", NULL, NULL);
+        if (!cfg->autostart_domains) {
+            cfg->autostart_domains = g_new0(char *, 1);
+        }
+        for (guint i = 0; cfg->autostart_domains[i]; i++) {
+            if (!*cfg->autostart_domains[i] ||
+                strchr(cfg->autostart_domains[i], '/')) {
+                return BAD("launcher", "autostart-domains", "'%s' is not a "
+                           "domain name", cfg->autostart_domains[i]);
+            }
+        }
+    }
+    if (!get_bool(kf, name, "launcher", "supervise", &cfg->supervise, error) ||
+        !get_uint(kf, name, "launcher", "restart-backoff-max", 1, 3600,
+                  &cfg->backoff_max_s, error) ||
+        !get_uint(kf, name, "launcher", "wait", 1, 3600, &cfg->wait_s, error)) {
+        return FALSE;
+    }
+    if ((v = get_string(kf, "listen", "address"))) {
+        if (!parse_listen_address(name, v, error)) {
+            return FALSE;
+        }
+        g_free(cfg->listen_address);
+        cfg->listen_address = g_steal_pointer(&v);
+    }
+    if ((v = get_string(kf, "listen", "ports")) &&
+        !parse_ports(name, v, &cfg->port_min, &cfg->port_max, error)) {
+        return FALSE;
+    }
+    g_clear_pointer(&v, g_free);
+    if (!get_bool(kf, name, "listen", "plain", &cfg->plain, error) ||
+        !get_bool(kf, name, "listen", "tls", &cfg->tls, error) ||
+        !get_abs_path(kf, name, "listen", "tls-dir", &cfg->tls_dir, error)) {
+        return FALSE;
+    }
+    if ((v = get_string(kf, "listen", "secure-channels"))) {
+        if (!*v || strspn(v, "abcdefghijklmnopqrstuvwxyz,") != strlen(v)) {
+            return BAD("listen", "secure-channels", "'%s' is not 'all' or a "
+                       "comma list of channel names", v);
+        }
+        g_free(cfg->secure_channels);
+        cfg->secure_channels = g_steal_pointer(&v);
+    }
+    if ((v = get_string(kf, "listen", "host"))) {
+        if (!*v || strpbrk(v, " \t\n/?#@\"'")) {
+            return BAD("listen", "host", "'%s' is not a host name or address", v);
+        }
+        g_free(cfg->console_host);
+        cfg->console_host = g_steal_pointer(&v);
+    }
+    if (!get_uint(kf, name, "ticket", "lifetime", 0, 10u * 365 * 86400,
+                  &cfg->ticket_lifetime_s, error) ||
+        !get_abs_path(kf, name, "helper", "path", &cfg->helper_path, error) ||
+        !get_abs_path(kf, name, "helper", "log-dir", &cfg->log_dir, error)) {
+        return FALSE;
+    }
+    if ((v = get_string(kf, "helper", "user"))) {
+        if (!*v) {
+            return BAD("helper", "user", "empty");
+        }
+        g_free(cfg->helper_user);
+        cfg->helper_user = g_steal_pointer(&v);
+    }
+    if (!cfg->plain && !cfg->tls) {
+        return BAD("listen", "plain", "both plain and tls are false: the "
+                   "helper would have no listener");
+    }
+    if (cfg->secure_channels && !cfg->tls) {
+        return BAD("listen", "secure-channels", "needs tls=true");
+    }
+    return resolve_user(cfg, name, error);
+}
+
+static QsLaunchConfig *load(GKeyFile *kf, const char *name, GError **error)
+{
+    g_autoptr(QsLaunchConfig) cfg = g_new0(QsLaunchConfig, 1);
+
+    set_defaults(cfg);
+    if (name) {
+        cfg->path = g_strdup(name);
+    }
+    if (!apply(cfg, kf, name ? name : "(defaults)", error)) {
+        return NULL;
+    }
+    return g_steal_pointer(&cfg);
+}
+
+QsLaunchConfig *qs_launch_config_load_data(const char *data, const char *name,
+                                           GError **error)
+{
+    g_autoptr(GKeyFile) kf = g_key_file_new();
+    g_autoptr(GError) err = NULL;
+
+    if (!g_key_file_load_from_data(kf, data, (gsize)-1, G_KEY_FILE_NONE, &err)) {
+        g_set_error(error, err->domain, err->code, "%s: %s", name, err->message);
+        return NULL;
+    }
+    return load(kf, name, error);
+}
+
+QsLaunchConfig *qs_launch_config_load(const char *path, GError **error)
+{
+    g_autoptr(GKeyFile) kf = g_key_file_new();
+    g_autoptr(GError) err = NULL;
+    const char *file = path ? path : QS_LAUNCH_DEFAULT_CONFIG;
+
+    if (!g_key_file_load_from_file(kf, file, G_KEY_FILE_NONE, &err)) {
+        if (!path && g_error_matches(err, G_FILE_ERROR, G_FILE_ERROR_NOENT)) {
+            return load(kf, NULL, error);
+        }
+        g_set_error(error, err->domain, err->code, "%s: %s", file, err->message);
+        return NULL;
+    }
+    return load(kf, file, error);
+}
+
+void qs_launch_config_free(QsLaunchConfig *cfg)
+{
+    if (!cfg) {
+        return;
+    }
+    g_free(cfg->path);
+    g_free(cfg->uri);
+    g_free(cfg->run_dir);
+    g_strfreev(cfg->autostart_domains);
+    g_free(cfg->listen_address);
+    g_free(cfg->tls_dir);
+    g_free(cfg->secure_channels);
+    g_free(cfg->console_host);
+    g_free(cfg->helper_path);
+    g_free(cfg->helper_user);
+    g_free(cfg->log_dir);
+    g_free(cfg);
+}
+
+const char *qs_autostart_to_string(QsAutostart a)
+{
+    static const char *const names[] = { "none", "metadata", "list", "all" };
+
+    return names[a];
+}
+
+gboolean qs_launch_config_wants_autostart(const QsLaunchConfig *cfg,
+                                          const char *domain,
+                                          gboolean metadata_opt_in)
+{
+    switch (cfg->autostart) {
+    case QS_AUTOSTART_NONE:
+        return FALSE;
+    case QS_AUTOSTART_ALL:
+        return TRUE;
+    case QS_AUTOSTART_LIST:
+        if (g_strv_contains((const char *const *)cfg->autostart_domains,
+                            domain)) {
+            return TRUE;
+        }
+        break;
+    case QS_AUTOSTART_METADATA:
+        break;
+    }
+    return metadata_opt_in;
+}

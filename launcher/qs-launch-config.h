@@ -1,0 +1,59 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* The launcher's configuration file (qemu-spice.conf(5)) and its validation. */
+#pragma once
+
+#include <sys/types.h>
+#include <glib.h>
+
+#ifndef QS_LAUNCH_DEFAULT_CONFIG  /* set by meson from sysconfdir */
+#define QS_LAUNCH_DEFAULT_CONFIG "/etc/qemu-spice/qemu-spice.conf"
+#endif
+
+typedef enum {
+    QS_AUTOSTART_NONE,      /* the hook never starts a helper */
+    QS_AUTOSTART_METADATA,  /* domains carrying <qemu-spice:console autostart='yes'/> */
+    QS_AUTOSTART_LIST,      /* metadata opt-in, or named in autostart-domains */
+    QS_AUTOSTART_ALL,       /* every domain with a D-Bus display */
+} QsAutostart;
+
+typedef struct {
+    char *path;              /* the file read, NULL when only defaults apply */
+    /* [launcher] */
+    char *uri;
+    char *run_dir;
+    QsAutostart autostart;
+    char **autostart_domains;
+    gboolean supervise;
+    guint backoff_max_s;
+    guint wait_s;            /* how long a hook-started launcher waits for libvirt */
+    /* [listen] */
+    char *listen_address;
+    guint port_min;
+    guint port_max;
+    gboolean plain;
+    gboolean tls;
+    char *tls_dir;
+    char *secure_channels;
+    char *console_host;      /* the host name reported to clients */
+    /* [ticket] */
+    guint ticket_lifetime_s; /* 0: never expires */
+    /* [helper] */
+    char *helper_path;
+    char *helper_user;
+    uid_t helper_uid;
+    gid_t helper_gid;
+    char *log_dir;
+} QsLaunchConfig;
+
+/* Loads PATH (or the default file, which may be absent) over the defaults.
+ * Every error names the file and the [group] key. */
+QsLaunchConfig *qs_launch_config_load(const char *path, GError **error);
+QsLaunchConfig *qs_launch_config_load_data(const char *data, const char *name,
+                                           GError **error);
+void qs_launch_config_free(QsLaunchConfig *cfg);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(QsLaunchConfig, qs_launch_config_free)
+
+gboolean qs_launch_config_wants_autostart(const QsLaunchConfig *cfg,
+                                          const char *domain,
+                                          gboolean metadata_opt_in);
+const char *qs_autostart_to_string(QsAutostart a);

@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* What a libvirt domain XML says about attaching: the D-Bus display mode and
+ * our metadata element. */
+#pragma once
+
+#include <glib.h>
+
+#define QS_METADATA_URI "https://qemu-spice.org/xmlns/console/1"
+#define QS_METADATA_PREFIX "qemu-spice"
+
+typedef enum {
+    QS_DISPLAY_P2P,   /* <graphics type='dbus' p2p='yes'/>: virDomainOpenGraphicsFD */
+    QS_DISPLAY_BUS,   /* <graphics type='dbus' address='unix:path=...'/> */
+} QsDisplayMode;
+
+typedef struct {
+    char *name;
+    char *uuid;
+    int id;                  /* -1 when the XML is of an inactive domain */
+    QsDisplayMode mode;
+    guint graphics_index;    /* index among <graphics> for OpenGraphicsFD */
+    char *bus_address;       /* QS_DISPLAY_BUS: the D-Bus address */
+    char *bus_path;          /* QS_DISPLAY_BUS: its unix socket path */
+    gboolean autostart;      /* our metadata element says autostart='yes' */
+} QsDomainInfo;
+
+/* Parses the XML. Fails, saying what XML the domain needs, when there is no
+ * usable <graphics type='dbus'>. */
+QsDomainInfo *qs_domain_info_parse(const char *xml, GError **error);
+/* Only the opt-in (for the hook, which gets an XML that may lack a display). */
+gboolean qs_domain_xml_opts_in(const char *xml, char **name, GError **error);
+void qs_domain_info_free(QsDomainInfo *info);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(QsDomainInfo, qs_domain_info_free)
+
+typedef struct {
+    gboolean autostart;
+    const char *host;
+    guint port;              /* 0: none */
+    guint tls_port;          /* 0: none */
+    const char *ticket_file;
+    gint64 ticket_expiry;    /* unix seconds, 0: never */
+    int pid;
+    guint restarts;
+    gint64 started;
+} QsConsoleMeta;
+
+/* The <console> element for virDomainSetMetadata (namespace added by libvirt). */
+char *qs_console_metadata_xml(const QsConsoleMeta *meta);

@@ -1,0 +1,186 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* Formats a running console for its consumers: scripts (JSON), virt-viewer
+ * (URI, .vv) and Kerbside's static console source (YAML). */
+
+#include <string.h>
+#include <gio/gio.h>
+#include "qs-launch-format.h"
+
+gboolean qs_console_format_parse(const char *name, QsConsoleFormat *out,
+                                 GError **error)
+{
+    static const char *const names[] = { "uri", "json", "vv", "kerbside" };
+
+    for (guint i = 0; i < G_N_ELEMENTS(names); i++) {
+        if (strcmp(name, names[i]) == 0) {
+            *out = (QsConsoleFormat)i;
+            return TRUE;
+        }
+    }
+    g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                "unknown format '%s' (uri, json, vv, kerbside)", name);
+    return FALSE;
+}
+
+static char *host_for_uri(const char *host)
+{
+    return strchr(host, ':') ? g_strdup_printf("[%s]", host) : g_strdup(host);
+}
+
+static char *format_uri(const QsConsoleInfo *c)
+{
+    const QsLaunchState *st = c->state;
+    g_autofree char *host = host_for_uri(st->host);
+    GString *s = g_string_new("spice://");
+    char sep = '?';
+
+    g_string_append(s, host);
+    if (st->port) {
+        g_string_append_printf(s, ":%u", st->port);
+    }
+    if (st->tls_port) {
+        g_string_append_printf(s, "%ctls-port=%u", sep, st->tls_port);
+        sep = '&';
+    }
+    if (c->password) {
+        g_autofree char *pw = g_uri_escape_string(c->password, NULL, FALSE);
+
+        g_string_append_printf(s, "%cpassword=%s", sep, pw);
+    }
+    g_string_append_c(s, '\n');
+    return g_string_free(s, FALSE);
+}
+
+static void json_kv(GString *o, const char *key, const char *v)
+{
+    g_string_append_printf(o, "%s\"%s\":", o->len > 1 ? "," : "", key);
+    if (v) {
+        qs_json_append_string(o, v);
+    } else {
+        g_string_append(o, "null");
+    }
+}
+
+static void json_port(GString *o, const char *key, guint port)
+{
+    if (port) {
+        g_string_append_printf(o, ",\"%s\":%u", key, port);
+    } else {
+        g_string_append_printf(o, ",\"%s\":null", key);
+    }
+}
+
+static char *format_json(const QsConsoleInfo *c)
+{
+    const QsLaunchState *st = c->state;
+    GString *o = g_string_new("{");
+
+    json_kv(o, "type", "spice");
+    json_kv(o, "domain", st->domain);
+    json_kv(o, "uuid", st->uuid);
+    json_kv(o, "host", st->host);
+    json_port(o, "port", st->port);
+    json_port(o, "tls_port", st->tls_port);
+    json_kv(o, "password", c->password);
+    if (st->ticket_expiry) {
+        g_string_append_printf(o, ",\"ticket_expiry\":%" G_GINT64_FORMAT,
+                               st->ticket_expiry);
+    } else {
+        g_string_append(o, ",\"ticket_expiry\":null");
+    }
+    json_kv(o, "ticket_file", st->ticket_file);
+    json_kv(o, "host_subject", c->host_subject);
+    g_string_append_printf(o, ",\"pid\":%d,\"restarts\":%u}\n",
+                           st->helper_pid, st->restarts);
+    return g_string_free(o, FALSE);
+}
+
+/* A .vv value is one line: the CA's newlines become the two characters \n,
+ * the escape remote-viewer's key file reader undoes. */
+static char *vv_value(const char *v)
+{
+    g_autofree char *trimmed = g_strstrip(g_strdup(v));
+    g_auto(GStrv) lines = g_strsplit(trimmed, "\n", -1);
+
+    return g_strjoinv("\\n", lines);
+}
+
+static char *format_vv(const QsConsoleInfo *c)
+{
+    const QsLaunchState *st = c->state;
+    GString *s = g_string_new("[virt-viewer]\ntype=spice\n");
+    g_autofree char *title = vv_value(st->domain);
+
+    g_string_append_printf(s, "host=%s\n", st->host);
+    if (st->port) {
+        g_string_append_printf(s, "port=%u\n", st->port);
+    }
+    if (st->tls_port) {
+        g_string_append_printf(s, "tls-port=%u\n", st->tls_port);
+    }
+    if (c->password) {
+        g_autofree char *pw = vv_value(c->password);
+
+        g_string_append_printf(s, "password=%s\n", pw);
+    }
+    if (c->ca_cert && st->tls_port) {
+        g_autofree char *ca = vv_value(c->ca_cert);
+
+        g_string_append_printf(s, "ca=%s\n", ca);
+    }
+    if (c->host_subject && st->tls_port) {
+        g_string_append_printf(s, "host-subject=%s\n", c->host_subject);
+    }
+    g_string_append_printf(s, "title=%s\ndelete-this-file=1\n", title);
+    return g_string_free(s, FALSE);
+}
+
+static void yaml_kv(GString *s, const char *key, const char *v)
+{
+    g_string_append_printf(s, "%s%s: ", key[0] == '-' ? "  " : "    ", key);
+    qs_json_append_string(s, v);  /* a JSON string is a valid YAML scalar */
+    g_string_append_c(s, '\n');
+}
+
+static char *format_kerbside(const QsConsoleInfo *c, GError **error)
+{
+    const QsLaunchState *st = c->state;
+    GString *s;
+
+    if (!st->port) {
+        g_set_error(error, G_IO_ERROR, G_IO_ERROR_NOT_SUPPORTED,
+                    "Kerbside's static source needs an insecure_port: the "
+                    "console has only a TLS port (set [listen] plain=true)");
+        return NULL;
+    }
+    s = g_string_new("consoles:\n");
+    yaml_kv(s, "- uuid", st->uuid ? st->uuid : "");
+    yaml_kv(s, "name", st->domain);
+    yaml_kv(s, "hypervisor", c->hypervisor ? c->hypervisor : st->host);
+    yaml_kv(s, "hypervisor_ip", st->host);
+    g_string_append_printf(s, "    insecure_port: %u\n", st->port);
+    if (st->tls_port) {
+        g_string_append_printf(s, "    secure_port: %u\n", st->tls_port);
+    }
+    if (c->host_subject && st->tls_port) {
+        yaml_kv(s, "host_subject", c->host_subject);
+    }
+    yaml_kv(s, "ticket", c->password ? c->password : "");
+    return g_string_free(s, FALSE);
+}
+
+char *qs_console_format(const QsConsoleInfo *info, QsConsoleFormat fmt,
+                        GError **error)
+{
+    switch (fmt) {
+    case QS_FORMAT_URI:
+        return format_uri(info);
+    case QS_FORMAT_JSON:
+        return format_json(info);
+    case QS_FORMAT_VV:
+        return format_vv(info);
+    case QS_FORMAT_KERBSIDE:
+        return format_kerbside(info, error);
+    }
+    g_assert_not_reached();
+}

@@ -1,0 +1,27 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* The console as a URI, JSON, a remote-viewer .vv file or a Kerbside static
+ * console entry. */
+#pragma once
+
+#include <glib.h>
+#include "qs-launch-state.h"
+
+typedef enum {
+    QS_FORMAT_URI,
+    QS_FORMAT_JSON,
+    QS_FORMAT_VV,
+    QS_FORMAT_KERBSIDE,
+} QsConsoleFormat;
+
+typedef struct {
+    const QsLaunchState *state;
+    const char *password;      /* NULL: not readable by the caller */
+    const char *ca_cert;       /* PEM text or NULL */
+    const char *host_subject;  /* server certificate subject or NULL */
+    const char *hypervisor;    /* host name (Kerbside 'hypervisor') */
+} QsConsoleInfo;
+
+gboolean qs_console_format_parse(const char *name, QsConsoleFormat *out,
+                                 GError **error);
+char *qs_console_format(const QsConsoleInfo *info, QsConsoleFormat fmt,
+                        GError **error);

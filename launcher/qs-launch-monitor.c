@@ -1,0 +1,491 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* The monitor: a launcher process stays beside each helper, holds its
+ * listening sockets and lock, restarts it when asked to or when it fails,
+ * and removes the console (state files, metadata) when it ends. */
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <gio/gio.h>
+#include <glib-unix.h>
+#include "qs-launch-libvirt.h"
+#include "qs-launch-log.h"
+#include "qs-launch-monitor.h"
+#include "qs-launch-spawn.h"
+
+#define STOP_GRACE_MS 5000
+#define ALIVE_CHECK_MS 300
+#define STABLE_RUN_S 60
+
+gboolean qs_pid_alive(int pid)
+{
+    return pid > 0 && (kill(pid, 0) == 0 || errno == EPERM);
+}
+
+gboolean qs_domain_name_ok(const char *name, GError **error)
+{
+    if (!*name || strchr(name, '/') || name[0] == '.' || strlen(name) > 200) {
+        g_set_error(error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
+                    "'%s' cannot name a state file (no '/', no leading '.')",
+                    name);
+        return FALSE;
+    }
+    return TRUE;
+}
+
+char *qs_run_path(const QsLaunchConfig *cfg, const char *domain,
+                  const char *suffix)
+{
+    g_autofree char *base = g_strconcat(domain, suffix, NULL);
+
+    return g_build_filename(cfg->run_dir, base, NULL);
+}
+
+char *qs_log_path(const QsLaunchConfig *cfg, const char *domain)
+{
+    g_autofree char *base = g_strconcat(domain, ".log", NULL);
+
+    return g_build_filename(cfg->log_dir, base, NULL);
+}
+
+void qs_session_free(Session *s)
+{
+    qs_domain_info_free(s->info);
+    qs_launch_state_free(s->st);
+    if (s->password) {
+        explicit_bzero(s->password, strlen(s->password));
+        g_free(s->password);
+    }
+    for (int *fd = &s->listen_fd; fd <= &s->log_fd; fd++) {
+        if (*fd >= 0) {
+            close(*fd);
+        }
+    }
+    g_free(s->state_path);
+    g_free(s->pid_path);
+    g_free(s->lock_path);
+    g_free(s->tls_private);
+    for (guint i = 0; i < G_N_ELEMENTS(s->signals); i++) {
+        g_clear_handle_id(&s->signals[i], g_source_remove);
+    }
+    g_clear_pointer(&s->loop, g_main_loop_unref);
+    g_free(s);
+}
+
+static QsConsoleMeta session_meta(Session *s)
+{
+    QsConsoleMeta m = {
+        .autostart = s->info->autostart,
+        .host = s->st->host,
+        .port = s->st->port,
+        .tls_port = s->st->tls_port,
+        .ticket_file = s->st->ticket_file,
+        .ticket_expiry = s->st->ticket_expiry,
+        .pid = s->st->helper_pid,
+        .restarts = s->st->restarts,
+        .started = s->st->started,
+    };
+    return m;
+}
+
+/* meta NULL: remove the console (keep an opt-in). */
+gboolean qs_session_publish(Session *s, gboolean present, GError **error)
+{
+    g_autoptr(virConnect) conn = qs_virt_connect(s->cfg->uri, error);
+    g_autoptr(virDomain) dom = NULL;
+    QsConsoleMeta meta = session_meta(s);
+    QsConsoleMeta optin = { .autostart = s->info->autostart };
+
+    if (!conn || !(dom = qs_virt_lookup(conn, s->info->uuid, error))) {
+        return FALSE;
+    }
+    return qs_virt_set_console_metadata(dom, present ? &meta : &optin, error);
+}
+
+gboolean qs_session_write_state(Session *s, GError **error)
+{
+    g_autofree char *pid = g_strdup_printf("%d\n", s->st->helper_pid);
+
+    return g_file_set_contents_full(s->pid_path, pid, -1,
+                                    G_FILE_SET_CONTENTS_CONSISTENT, 0644,
+                                    error) &&
+           qs_launch_state_save(s->st, s->state_path, error);
+}
+
+static int open_display(Session *s, GError **error)
+{
+    g_autoptr(virConnect) conn = NULL;
+    g_autoptr(virDomain) dom = NULL;
+    g_autoptr(GError) err = NULL;
+    gint64 deadline = g_get_monotonic_time() + (gint64)s->opts.wait_s * G_USEC_PER_SEC;
+
+    if (s->info->mode == QS_DISPLAY_BUS) {
+        return -1;
+    }
+    /* Right after the 'started' hook libvirt still holds the domain's job;
+     * OpenGraphicsFD then waits or fails, so it is retried until the
+     * deadline. */
+    for (;;) {
+        int fd;
+
+        g_clear_error(&err);
+        if (!conn) {
+            conn = qs_virt_connect(s->cfg->uri, &err);
+        }
+        if (conn && !dom) {
+            dom = qs_virt_lookup(conn, s->info->uuid, &err);
+        }
+        if (dom) {
+            fd = qs_virt_open_graphics(dom, s->info->graphics_index, &err);
+            if (fd >= 0) {
+                return fd;
+            }
+            if (virDomainIsActive(dom) == 0) {
+                break;  /* it stopped meanwhile: no point in waiting */
+            }
+        }
+        if (g_get_monotonic_time() >= deadline) {
+            break;
+        }
+        g_usleep(500 * 1000);
+    }
+    g_propagate_error(error, g_steal_pointer(&err));
+    return -1;
+}
+
+static void on_child_exit(GPid pid, int status, gpointer data);
+
+static gboolean spawn(Session *s, GError **error)
+{
+    int display_fd = open_display(s, error);
+    QsSpawnSpec spec = {
+        .helper_path = s->cfg->helper_path,
+        .display_fd = display_fd,
+        .bus_address = s->info->bus_address,
+        .vm = s->info->uuid,
+        .listen_fd = s->listen_fd,
+        .tls_listen_fd = s->tls_fd,
+        .tls_dir = s->tls_private,
+        .secure_channels = s->cfg->secure_channels,
+        .password = s->password,
+        .ticket_expiry = s->st->ticket_expiry,
+        .uid = s->uid,
+        .gid = s->gid,
+        .log_fd = s->log_fd,
+    };
+    pid_t pid;
+
+    if (s->info->mode == QS_DISPLAY_P2P && display_fd < 0) {
+        return FALSE;
+    }
+    if (s->tls_private &&
+        !qs_tls_prepare(s->cfg->tls_dir, s->tls_private, s->uid, s->gid,
+                        error)) {
+        if (display_fd >= 0) {
+            close(display_fd);
+        }
+        return FALSE;
+    }
+    pid = qs_spawn_helper(&spec, error);
+    if (display_fd >= 0) {
+        close(display_fd);  /* the helper holds it now */
+    }
+    if (pid < 0) {
+        return FALSE;
+    }
+    s->helper = pid;
+    s->st->helper_pid = pid;
+    s->st->started = g_get_real_time() / G_USEC_PER_SEC;
+    s->child_watch = g_child_watch_add(pid, on_child_exit, s);
+    return TRUE;
+}
+
+void qs_session_remove_local_files(Session *s)
+{
+    unlink(s->state_path);
+    unlink(s->pid_path);
+    if (s->st->ticket_file) {
+        unlink(s->st->ticket_file);
+    }
+    if (s->tls_private) {
+        static const char *const f[] = { "server-cert.pem", "server-key.pem",
+                                         "ca-cert.pem" };
+
+        for (guint i = 0; i < G_N_ELEMENTS(f); i++) {
+            g_autofree char *p = g_build_filename(s->tls_private, f[i], NULL);
+
+            unlink(p);
+        }
+        rmdir(s->tls_private);
+    }
+    unlink(s->lock_path);
+}
+
+void qs_session_cleanup(Session *s)
+{
+    g_autoptr(GError) err = NULL;
+
+    if (!qs_session_publish(s, FALSE, &err)) {
+        qs_log_error("removing the console metadata: %s", err->message);
+    }
+    qs_session_remove_local_files(s);
+}
+
+static gboolean domain_active(Session *s)
+{
+    g_autoptr(GError) err = NULL;
+    g_autoptr(virConnect) conn = qs_virt_connect(s->cfg->uri, &err);
+    g_autoptr(virDomain) dom = NULL;
+
+    if (!conn) {
+        return TRUE;  /* unknown: libvirtd may be restarting; keep trying */
+    }
+    dom = qs_virt_lookup(conn, s->info->uuid, &err);
+    return dom && virDomainIsActive(dom) == 1;
+}
+
+static gboolean do_restart(gpointer data)
+{
+    Session *s = data;
+    g_autoptr(GError) err = NULL;
+
+    s->restart_timer = 0;
+    if (s->stopping) {
+        return G_SOURCE_REMOVE;
+    }
+    if (!domain_active(s)) {
+        qs_log_info("domain %s is no longer running: detaching", s->st->domain);
+        g_main_loop_quit(s->loop);
+        return G_SOURCE_REMOVE;
+    }
+    if (!spawn(s, &err)) {
+        qs_log_error("restarting the helper: %s", err->message);
+        s->backoff_s = MIN(MAX(s->backoff_s * 2, 1u), s->cfg->backoff_max_s);
+        s->restart_timer = g_timeout_add_seconds(s->backoff_s, do_restart, s);
+        return G_SOURCE_REMOVE;
+    }
+    s->st->restarts++;
+    qs_log_info("helper restarted, pid %d (restart %u)", s->helper,
+                s->st->restarts);
+    if (!qs_session_write_state(s, &err) || !qs_session_publish(s, TRUE, &err)) {
+        qs_log_error("updating the reported console: %s", err->message);
+    }
+    return G_SOURCE_REMOVE;
+}
+
+static void on_child_exit(GPid pid, int status, gpointer data)
+{
+    Session *s = data;
+    gboolean abnormal = !WIFEXITED(status) || WEXITSTATUS(status) != 0;
+    gint64 ran = g_get_real_time() / G_USEC_PER_SEC - s->st->started;
+
+    g_spawn_close_pid(pid);
+    s->child_watch = 0;
+    s->helper = 0;
+    g_clear_handle_id(&s->kill_timer, g_source_remove);
+    if (WIFSIGNALED(status)) {
+        qs_log_info("helper %d killed by signal %d", pid, WTERMSIG(status));
+    } else {
+        qs_log_info("helper %d exited with status %d", pid, WEXITSTATUS(status));
+    }
+    if (s->stopping || s->starting) {
+        s->start_status = status;
+        g_main_loop_quit(s->loop);
+        return;
+    }
+    if (s->restart_now) {
+        s->restart_now = FALSE;
+        s->backoff_s = 0;
+        do_restart(s);
+        return;
+    }
+    if (!domain_active(s)) {
+        qs_log_info("domain %s is no longer running: detaching", s->st->domain);
+        g_main_loop_quit(s->loop);
+        return;
+    }
+    if (!abnormal || !s->opts.supervise) {
+        s->exit_status = abnormal ? 1 : 0;
+        g_main_loop_quit(s->loop);
+        return;
+    }
+    s->backoff_s = ran >= STABLE_RUN_S ? 1
+                 : MIN(MAX(s->backoff_s * 2, 1u), s->cfg->backoff_max_s);
+    qs_log_info("restarting the helper in %u s", s->backoff_s);
+    s->restart_timer = g_timeout_add_seconds(s->backoff_s, do_restart, s);
+}
+
+static gboolean on_kill_timer(gpointer data)
+{
+    Session *s = data;
+
+    s->kill_timer = 0;
+    if (s->helper > 0) {
+        qs_log_error("helper %d ignored SIGTERM: killing it", s->helper);
+        kill(s->helper, SIGKILL);
+    }
+    return G_SOURCE_REMOVE;
+}
+
+void qs_session_stop_helper(Session *s)
+{
+    if (s->helper > 0) {
+        kill(s->helper, SIGTERM);
+        if (!s->kill_timer) {
+            s->kill_timer = g_timeout_add(STOP_GRACE_MS, on_kill_timer, s);
+        }
+    }
+}
+
+static gboolean on_sigterm(gpointer data)
+{
+    Session *s = data;
+
+    if (s->stopping) {
+        return G_SOURCE_CONTINUE;  /* 'stopped' and 'release' both signal */
+    }
+    qs_log_info("detaching %s", s->st->domain);
+    s->stopping = TRUE;
+    g_clear_handle_id(&s->restart_timer, g_source_remove);
+    if (s->helper > 0) {
+        qs_session_stop_helper(s);
+    } else {
+        g_main_loop_quit(s->loop);
+    }
+    return G_SOURCE_CONTINUE;
+}
+
+/* set-ticket: the new ticket is in the ticket file; the helper has no control
+ * interface yet, so it is restarted with it (connected viewers drop). */
+static gboolean on_sigusr1(gpointer data)
+{
+    Session *s = data;
+    g_autoptr(GError) err = NULL;
+    gint64 expiry = 0;
+    char *pw = qs_ticket_read_file(s->st->ticket_file, &expiry, &err);
+
+    if (!pw) {
+        qs_log_error("set-ticket: %s", err->message);
+        return G_SOURCE_CONTINUE;
+    }
+    explicit_bzero(s->password, strlen(s->password));
+    g_free(s->password);
+    s->password = pw;
+    s->st->ticket_expiry = expiry;
+    qs_log_info("ticket changed: restarting the helper");
+    if (s->helper > 0) {
+        s->restart_now = TRUE;
+        qs_session_stop_helper(s);
+    } else if (!s->restart_timer) {
+        do_restart(s);
+    }
+    return G_SOURCE_CONTINUE;
+}
+
+/* SIGHUP: fresh certificates into the helper's copy, then the helper reloads. */
+static gboolean on_sighup(gpointer data)
+{
+    Session *s = data;
+    g_autoptr(GError) err = NULL;
+
+    if (s->tls_private &&
+        !qs_tls_prepare(s->cfg->tls_dir, s->tls_private, s->uid, s->gid,
+                        &err)) {
+        qs_log_error("reloading certificates: %s", err->message);
+        return G_SOURCE_CONTINUE;
+    }
+    if (s->helper > 0) {
+        kill(s->helper, SIGHUP);
+    }
+    return G_SOURCE_CONTINUE;
+}
+
+static char *last_log_line(Session *s)
+{
+    g_autofree char *path = qs_log_path(s->cfg, s->st->domain);
+    g_autofree char *text = NULL;
+    g_auto(GStrv) lines = NULL;
+    guint n;
+
+    if (!g_file_get_contents(path, &text, NULL, NULL)) {
+        return g_strdup("");
+    }
+    lines = g_strsplit(g_strchomp(text), "\n", -1);
+    n = g_strv_length(lines);
+    for (guint i = n; i > 0; i--) {
+        /* skip our own lines and GOption's "Try '... --help'" epilogue */
+        if (*lines[i - 1] && !strstr(lines[i - 1], " launcher: ") &&
+            !g_str_has_prefix(lines[i - 1], "Try '")) {
+            return g_strdup(lines[i - 1]);
+        }
+    }
+    return g_strdup("");
+}
+
+static gboolean quit_loop(gpointer data)
+{
+    g_main_loop_quit(data);
+    return G_SOURCE_REMOVE;
+}
+
+/* Starts the first helper and checks it survives its start-up. */
+gboolean qs_session_start_first(Session *s, GError **error)
+{
+    guint t;
+
+    if (!spawn(s, error)) {
+        return FALSE;
+    }
+    s->starting = TRUE;
+    s->start_status = -1;
+    t = g_timeout_add(ALIVE_CHECK_MS, quit_loop, s->loop);
+    g_main_loop_run(s->loop);
+    s->starting = FALSE;
+    if (s->start_status == -1) {
+        g_source_remove(t);
+        return TRUE;
+    }
+    {
+        g_autofree char *last = last_log_line(s);
+        int st = s->start_status;
+
+        g_set_error(error, G_IO_ERROR, G_IO_ERROR_FAILED,
+                    "the helper %s at once (%s %d)%s%s",
+                    WIFSIGNALED(st) ? "was killed" : "exited",
+                    WIFSIGNALED(st) ? "signal" : "status",
+                    WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st),
+                    *last ? "; its last words: " : "", last);
+    }
+    return FALSE;
+}
+
+void qs_session_watch_signals(Session *s)
+{
+    s->signals[0] = g_unix_signal_add(SIGTERM, on_sigterm, s);
+    s->signals[1] = g_unix_signal_add(SIGINT, on_sigterm, s);
+    s->signals[2] = g_unix_signal_add(SIGUSR1, on_sigusr1, s);
+    s->signals[3] = g_unix_signal_add(SIGHUP, on_sighup, s);
+}
+
+int qs_session_run(Session *s)
+{
+    g_main_loop_run(s->loop);
+    if (s->helper > 0) {
+        s->stopping = TRUE;
+        qs_session_stop_helper(s);
+        g_main_loop_run(s->loop);
+    }
+    g_clear_handle_id(&s->restart_timer, g_source_remove);
+    /* The signal handlers stay installed: a late SIGTERM (the hook's
+     * 'release' after 'stopped') must not kill us halfway through cleanup. */
+    s->stopping = TRUE;
+    qs_session_cleanup(s);
+    qs_log_info("%s detached", s->st->domain);
+    return s->exit_status;
+}

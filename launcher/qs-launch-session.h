@@ -1,0 +1,26 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* One attached domain: attach, the monitor that owns the helper, cleanup. */
+#pragma once
+
+#include <glib.h>
+#include "qs-launch-config.h"
+
+typedef struct {
+    const char *ticket_file;   /* --ticket-file, or NULL: a random ticket */
+    gint64 expiry;             /* -1: from the config; 0: never; else unix s */
+    gboolean supervise;        /* restart the helper on abnormal exit */
+    gboolean foreground;       /* stay in the foreground (systemd, hook) */
+    guint wait_s;              /* wait this long for the domain/libvirt */
+    gboolean syslog;           /* log to syslog (detached by the hook) */
+} QsAttachOptions;
+
+/* Returns the process exit status. */
+int qs_attach(QsLaunchConfig *cfg, const char *domain,
+              const QsAttachOptions *opts);
+
+/* File names for DOMAIN under the run and log directories. */
+char *qs_run_path(const QsLaunchConfig *cfg, const char *domain,
+                  const char *suffix);
+char *qs_log_path(const QsLaunchConfig *cfg, const char *domain);
+gboolean qs_domain_name_ok(const char *name, GError **error);
+gboolean qs_pid_alive(int pid);

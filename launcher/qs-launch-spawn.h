@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* Listening sockets, the ticket and the helper's process: everything that
+ * needs the launcher's rights, done before the helper exists. */
+#pragma once
+
+#include <sys/types.h>
+#include <glib.h>
+
+/* Binds ADDR on the first free port of [min, max] (CLOEXEC, listening). */
+int qs_bind_listener(const char *addr, guint min, guint max, guint *port,
+                     GError **error);
+
+/* 24 random bytes, base64: 32 characters, far inside the 60-byte limit. */
+char *qs_ticket_generate(GError **error);
+/* Reads a ticket source file (first line = password) like the helper does. */
+char *qs_ticket_read_file(const char *path, gint64 *expiry, GError **error);
+/* Writes PASSWORD and its expiry line, mode 0600. */
+gboolean qs_ticket_write_file(const char *path, const char *password,
+                              gint64 expiry, GError **error);
+
+/* Checks DIR holds readable server-cert.pem and server-key.pem, and copies
+ * them (and ca-cert.pem if present) into PRIVATE_DIR owned by uid/gid. */
+gboolean qs_tls_prepare(const char *dir, const char *private_dir, uid_t uid,
+                        gid_t gid, GError **error);
+
+typedef struct {
+    const char *helper_path;
+    int display_fd;            /* p2p socket, or -1 */
+    const char *bus_address;   /* bus mode, or NULL */
+    const char *vm;            /* bus mode: --vm */
+    int listen_fd;             /* or -1 */
+    int tls_listen_fd;         /* or -1 */
+    const char *tls_dir;
+    const char *secure_channels;
+    const char *password;
+    gint64 ticket_expiry;      /* 0: never */
+    uid_t uid;
+    gid_t gid;
+    int log_fd;
+} QsSpawnSpec;
+
+/* Starts the helper with exactly these descriptors (3 display, 4 plain
+ * listener, 5 TLS listener, 6 ticket pipe) and nothing else open. */
+pid_t qs_spawn_helper(const QsSpawnSpec *spec, GError **error);

@@ -1,0 +1,106 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""The libvirt hook (libvirt-hooks/qemu-spice) in a real libvirtd: installed
+in /etc/libvirt/hooks/qemu.d/, libvirtd restarted, then 'virsh start' brings
+a helper up for an opted-in domain and 'virsh destroy' takes it down."""
+
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from test_launcher_libvirt import (NS, LauncherEnv, metadata, pid_alive,
+                                   start_domain, wait_for)
+
+HOOK_DIR = Path("/etc/libvirt/hooks/qemu.d")
+HOOK = HOOK_DIR / "qemu-spice"
+OPT_IN = f"<metadata><qemu-spice:console xmlns:qemu-spice='{NS}' autostart='yes'/></metadata>"
+
+
+@pytest.fixture
+def hooked_libvirtd(libvirtd, paths):
+    """The fixture's libvirtd restarted with our hook installed."""
+    if not libvirtd.owned:
+        pytest.fail("the hook test restarts libvirtd: stop the running libvirtd first")
+    env = LauncherEnv(paths)
+    etc = env.dir / "etc"
+    (etc / "qemu-spice").mkdir(parents=True)
+    env.conf = etc / "qemu-spice" / "qemu-spice.conf"
+    env.write_conf()
+    template = (paths.repo / "libvirt-hooks" / "qemu-spice").read_text()
+    existed = HOOK.exists()
+    if existed:
+        pytest.fail(f"{HOOK} exists already; not overwriting it")
+    HOOK_DIR.mkdir(parents=True, exist_ok=True)
+    HOOK.write_text(template.replace("@BINDIR@", str(env.launcher.parent))
+                    .replace("@SYSCONFDIR@", str(etc)))
+    os.chmod(HOOK, 0o755)
+    try:
+        libvirtd.stop()
+        libvirtd.start()
+        yield libvirtd, env
+    finally:
+        HOOK.unlink()
+        env.cleanup()
+
+
+def test_hook_starts_and_stops_helper(hooked_libvirtd, guest):
+    libvirtd, env = hooked_libvirtd
+    name = "qs-test-hook-in"
+    t0 = time.monotonic()
+    start_domain(libvirtd, name, guest, env.dir, metadata=OPT_IN)
+    started = time.monotonic() - t0
+    # define + start returned promptly: the hook did not wait for the helper
+    assert started < 10, started
+    st = wait_for(lambda: (s := env.state(name)) and pid_alive(s["helper_pid"]) and s,
+                  30, "the hook-started helper")
+    rep = env.probe_report(name, st["helper_pid"])
+    assert rep["argv"][1] == "--dbus-p2p-fd=3" and rep["fds"]["3"].startswith("socket:")
+    meta = metadata(libvirtd, name)
+    assert f'port="{st["port"]}"' in meta and 'autostart="yes"' in meta
+    assert st["supervise"] is True
+
+    # a domain that does not opt in gets nothing
+    other = start_domain(libvirtd, "qs-test-hook-out", guest, env.dir, persistent=False)
+    time.sleep(2)
+    assert env.state(other) is None and len(env.helper_pids()) == 1
+    libvirtd.virsh("destroy", other)
+
+    libvirtd.virsh("destroy", name)
+    wait_for(lambda: env.run_files() == [], 15, "the state files to go")
+    assert not pid_alive(st["helper_pid"]) and not pid_alive(st["monitor_pid"])
+    assert env.helper_pids() == []
+    # the opt-in stays, the console is gone
+    assert metadata(libvirtd, name, config=True) == '<console autostart="yes"/>'
+
+    # and again: a second start works the same
+    libvirtd.virsh("start", name)
+    st2 = wait_for(lambda: (s := env.state(name)) and pid_alive(s["helper_pid"]) and s,
+                   30, "the second hook-started helper")
+    assert st2["helper_pid"] != st["helper_pid"]
+
+    # a quick stop and start: the new launcher waits for the old one's cleanup
+    libvirtd.virsh("destroy", name)
+    libvirtd.virsh("start", name)
+    st3 = wait_for(lambda: (s := env.state(name)) and s["helper_pid"] != st2["helper_pid"]
+                   and pid_alive(s["helper_pid"]) and s, 30, "the third helper")
+    assert not pid_alive(st2["helper_pid"])
+    time.sleep(1)  # the old monitor's cleanup must not remove the new console
+    assert env.state(name)["helper_pid"] == st3["helper_pid"]
+    assert f'pid="{st3["helper_pid"]}"' in metadata(libvirtd, name)
+    assert len(env.helper_pids()) == 1
+
+    libvirtd.virsh("destroy", name)
+    wait_for(lambda: env.run_files() == [], 15, "the state files to go")
+    assert env.helper_pids() == []
+
+
+def test_hook_config_list_opt_in(hooked_libvirtd, guest):
+    libvirtd, env = hooked_libvirtd
+    env.write_conf(launcher__autostart="list", launcher__autostart_domains="qs-test-hook-listed")
+    name = start_domain(libvirtd, "qs-test-hook-listed", guest, env.dir, persistent=False)
+    st = wait_for(lambda: (s := env.state(name)) and pid_alive(s["helper_pid"]) and s,
+                  30, "the hook-started helper")
+    libvirtd.virsh("destroy", name)
+    wait_for(lambda: env.run_files() == [], 15, "the state files to go")
+    assert not pid_alive(st["helper_pid"]) and env.helper_pids() == []

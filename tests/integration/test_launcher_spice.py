@@ -1,0 +1,72 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""The launcher with the real qemu-spice helper: a SPICE client (qs-test-client)
+connects to the port the launcher reports, with the ticket it made, and gets
+the guest's picture. Needs the helper to serve SPICE on inherited listening
+sockets (--listen-fd, --ticket-fd)."""
+
+import subprocess
+
+from test_launcher_libvirt import LauncherEnv, make_tls_dir, start_domain
+
+
+def client_ticket(env, name):
+    """qs-test-client reads a bare password file; ours has an expiry line."""
+    password = (env.run_dir / f"{name}.ticket").read_text().splitlines()[0]
+    path = env.dir / "client-ticket"
+    path.write_text(password + "\n")
+    path.chmod(0o600)
+    return path
+
+
+def run_client(test_client, *args, timeout=60):
+    return subprocess.run([str(test_client), "--timeout", "30", *map(str, args)],
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          stdin=subprocess.DEVNULL, text=True, timeout=timeout)
+
+
+def test_real_helper_serves_picture(libvirtd, guest, paths, helper_binary, test_client):
+    env = LauncherEnv(paths, helper=helper_binary)
+    try:
+        name = start_domain(libvirtd, "qs-test-launch-spice", guest, env.dir,
+                            persistent=False)
+        res = env.run("attach", name, "--no-supervise")
+        assert res.returncode == 0, res.stderr
+        st = env.state(name)
+        shot = env.dir / "shot.ppm"
+        res = run_client(test_client, "--port", st["port"], "--ticket-file",
+                         client_ticket(env, name), "screenshot", shot, "info")
+        assert res.returncode == 0, (res.returncode, res.stderr[-2000:], env.log(name)[-2000:])
+        data = shot.read_bytes()
+        assert data.startswith(b"P6")
+        # not a blank surface: the guest draws a pattern
+        pixels = data.split(b"\n", 3)[3]
+        assert len(set(pixels[i:i + 3] for i in range(0, min(len(pixels), 300000), 3))) > 2
+
+        # a wrong ticket is refused
+        bad = env.dir / "bad-ticket"
+        bad.write_text("wrong\n")
+        res = run_client(test_client, "--port", st["port"], "--ticket-file", bad, "info")
+        assert res.returncode != 0
+        env.run("detach", name, check=True)
+    finally:
+        env.cleanup()
+
+
+def test_real_helper_tls(libvirtd, guest, paths, helper_binary, test_client):
+    env = LauncherEnv(paths, helper=helper_binary)
+    try:
+        tls = make_tls_dir(env.dir / "tls")
+        env.write_conf(listen__tls="true", listen__tls_dir=str(tls),
+                       listen__secure_channels="all")
+        name = start_domain(libvirtd, "qs-test-launch-spicetls", guest, env.dir,
+                            persistent=False)
+        res = env.run("attach", name, "--no-supervise")
+        assert res.returncode == 0, res.stderr
+        st = env.state(name)
+        res = run_client(test_client, "--tls-port", st["tls_port"], "--ca-file",
+                         tls / "ca-cert.pem", "--host", "127.0.0.1", "--ticket-file",
+                         client_ticket(env, name), "info")
+        assert res.returncode == 0, (res.returncode, res.stderr[-2000:], env.log(name)[-2000:])
+        env.run("detach", name, check=True)
+    finally:
+        env.cleanup()

@@ -1,0 +1,168 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* Tests of qemu-spice.conf parsing: defaults, every key, every bad value. */
+
+#include <glib.h>
+#include <glib/gstdio.h>
+#include "qs-launch-config.h"
+
+static void test_defaults(void)
+{
+    g_autoptr(GError) err = NULL;
+    g_autoptr(QsLaunchConfig) c = qs_launch_config_load_data("", "t.conf", &err);
+
+    g_assert_no_error(err);
+    g_assert_cmpstr(c->uri, ==, "qemu:///system");
+    g_assert_cmpstr(c->run_dir, ==, "/run/qemu-spice");
+    g_assert_cmpstr(c->log_dir, ==, "/var/log/qemu-spice");
+    g_assert_cmpstr(c->listen_address, ==, "0.0.0.0");
+    g_assert_cmpuint(c->port_min, ==, 5900);
+    g_assert_cmpuint(c->port_max, ==, 5999);
+    g_assert_true(c->plain);
+    g_assert_false(c->tls);
+    g_assert_cmpuint(c->ticket_lifetime_s, ==, 0);
+    g_assert_cmpstr(c->helper_user, ==, "nobody");
+    g_assert_cmpint(c->autostart, ==, QS_AUTOSTART_METADATA);
+    g_assert_true(c->supervise);
+}
+
+static void test_all_keys(void)
+{
+    const char *data =
+        "[launcher]\nuri=qemu:///session\nrun-dir=/tmp/r\nautostart=list\n"
+        "autostart-domains=a;b\nsupervise=false\nrestart-backoff-max=7\n"
+        "wait=9\n"
+        "[listen]\naddress=::1\nports=6000-6010\nplain=no\ntls=yes\n"
+        "tls-dir=/etc/x\nsecure-channels=main,display\nhost=hv.example\n"
+        "[ticket]\nlifetime=300\n"
+        "[helper]\npath=/opt/qs\nuser=root\nlog-dir=/tmp/l\n";
+    g_autoptr(GError) err = NULL;
+    g_autoptr(QsLaunchConfig) c = qs_launch_config_load_data(data, "t.conf", &err);
+
+    g_assert_no_error(err);
+    g_assert_cmpstr(c->uri, ==, "qemu:///session");
+    g_assert_cmpstr(c->run_dir, ==, "/tmp/r");
+    g_assert_cmpint(c->autostart, ==, QS_AUTOSTART_LIST);
+    g_assert_cmpuint(g_strv_length(c->autostart_domains), ==, 2);
+    g_assert_false(c->supervise);
+    g_assert_cmpuint(c->backoff_max_s, ==, 7);
+    g_assert_cmpuint(c->wait_s, ==, 9);
+    g_assert_cmpstr(c->listen_address, ==, "::1");
+    g_assert_cmpuint(c->port_min, ==, 6000);
+    g_assert_cmpuint(c->port_max, ==, 6010);
+    g_assert_false(c->plain);
+    g_assert_true(c->tls);
+    g_assert_cmpstr(c->tls_dir, ==, "/etc/x");
+    g_assert_cmpstr(c->secure_channels, ==, "main,display");
+    g_assert_cmpstr(c->console_host, ==, "hv.example");
+    g_assert_cmpuint(c->ticket_lifetime_s, ==, 300);
+    g_assert_cmpstr(c->helper_path, ==, "/opt/qs");
+    g_assert_cmpuint(c->helper_uid, ==, 0);
+    g_assert_cmpstr(c->log_dir, ==, "/tmp/l");
+    g_assert_true(qs_launch_config_wants_autostart(c, "a", FALSE));
+    g_assert_false(qs_launch_config_wants_autostart(c, "c", FALSE));
+    g_assert_true(qs_launch_config_wants_autostart(c, "c", TRUE));
+}
+
+static void test_single_port(void)
+{
+    g_autoptr(GError) err = NULL;
+    g_autoptr(QsLaunchConfig) c =
+        qs_launch_config_load_data("[listen]\nports=5930\n", "t.conf", &err);
+
+    g_assert_no_error(err);
+    g_assert_cmpuint(c->port_min, ==, 5930);
+    g_assert_cmpuint(c->port_max, ==, 5930);
+}
+
+/* Each bad value must fail with a message naming the file and the key. */
+static const struct {
+    const char *data;
+    const char *expect;
+} bad[] = {
+    { "[listen]\nports=abc\n", "bad.conf: [listen] ports:" },
+    { "[listen]\nports=6000-5900\n", "[listen] ports: '6000-5900': the last" },
+    { "[listen]\nports=0-10\n", "[listen] ports:" },
+    { "[listen]\nports=5900-70000\n", "[listen] ports:" },
+    { "[listen]\nports=1-2-3\n", "[listen] ports:" },
+    { "[listen]\nports=\n", "[listen] ports:" },
+    { "[listen]\naddress=localhost\n", "[listen] address: 'localhost'" },
+    { "[listen]\naddress=\n", "[listen] address:" },
+    { "[listen]\nplain=maybe\n", "[listen] plain: 'maybe' is not a boolean" },
+    { "[listen]\ntls=1\n", "[listen] tls:" },
+    { "[listen]\ntls-dir=relative/dir\n", "[listen] tls-dir: 'relative/dir' is not an absolute" },
+    { "[listen]\nplain=false\n", "[listen] plain: both" },
+    { "[listen]\nsecure-channels=all\n", "[listen] secure-channels: needs tls" },
+    { "[listen]\ntls=true\nsecure-channels=Main;x\n", "[listen] secure-channels:" },
+    { "[listen]\nhost=a b\n", "[listen] host:" },
+    { "[listen]\nfoo=1\n", "bad.conf: [listen] foo: unknown key" },
+    { "[nonsense]\na=1\n", "bad.conf: unknown group [nonsense]" },
+    { "[ticket]\nlifetime=-5\n", "[ticket] lifetime:" },
+    { "[ticket]\nlifetime=1h\n", "[ticket] lifetime:" },
+    { "[helper]\npath=qemu-spice\n", "[helper] path:" },
+    { "[helper]\nuser=no-such-user-qs\n", "[helper] user: no such user" },
+    { "[helper]\nuser=\n", "[helper] user: empty" },
+    { "[helper]\nlog-dir=log\n", "[helper] log-dir:" },
+    { "[launcher]\nautostart=sometimes\n", "[launcher] autostart: 'sometimes'" },
+    { "[launcher]\nautostart-domains=a;../b\n", "[launcher] autostart-domains:" },
+    { "[launcher]\nsupervise=perhaps\n", "[launcher] supervise:" },
+    { "[launcher]\nrestart-backoff-max=0\n", "[launcher] restart-backoff-max:" },
+    { "[launcher]\nwait=99999\n", "[launcher] wait:" },
+    { "[launcher]\nrun-dir=run\n", "[launcher] run-dir:" },
+    { "[launcher]\nuri=\n", "[launcher] uri: empty" },
+    { "not a key file\n", "bad.conf:" },
+};
+
+static void test_bad_values(void)
+{
+    for (guint i = 0; i < G_N_ELEMENTS(bad); i++) {
+        g_autoptr(GError) err = NULL;
+        g_autoptr(QsLaunchConfig) c =
+            qs_launch_config_load_data(bad[i].data, "bad.conf", &err);
+
+        if (c || !err || !strstr(err->message, bad[i].expect)) {
+            g_error("case %u (%s): got %s, expected '%s'", i, bad[i].data,
+                    err ? err->message : "success", bad[i].expect);
+        }
+    }
+}
+
+static void test_files(void)
+{
+    g_autoptr(GError) err = NULL;
+    g_autofree char *dir = g_dir_make_tmp("qs-conf-XXXXXX", NULL);
+    g_autofree char *path = g_build_filename(dir, "q.conf", NULL);
+    g_autofree char *missing = g_build_filename(dir, "missing.conf", NULL);
+    QsLaunchConfig *c;
+
+    g_assert_true(g_file_set_contents(path, "[listen]\nports=7000-7001\n", -1, NULL));
+    c = qs_launch_config_load(path, &err);
+    g_assert_no_error(err);
+    g_assert_cmpuint(c->port_min, ==, 7000);
+    g_assert_cmpstr(c->path, ==, path);
+    qs_launch_config_free(c);
+
+    /* An explicit file that is missing is an error naming it. */
+    c = qs_launch_config_load(missing, &err);
+    g_assert_null(c);
+    g_assert_nonnull(strstr(err->message, missing));
+    g_clear_error(&err);
+
+    g_assert_true(g_file_set_contents(path, "[listen]\ntls=yes!\n", -1, NULL));
+    c = qs_launch_config_load(path, &err);
+    g_assert_null(c);
+    g_assert_nonnull(strstr(err->message, path));
+    g_assert_nonnull(strstr(err->message, "[listen] tls"));
+    g_remove(path);
+    g_rmdir(dir);
+}
+
+int main(int argc, char **argv)
+{
+    g_test_init(&argc, &argv, NULL);
+    g_test_add_func("/launcher/config/defaults", test_defaults);
+    g_test_add_func("/launcher/config/all-keys", test_all_keys);
+    g_test_add_func("/launcher/config/single-port", test_single_port);
+    g_test_add_func("/launcher/config/bad-values", test_bad_values);
+    g_test_add_func("/launcher/config/files", test_files);
+    return g_test_run();
+}

@@ -1,0 +1,150 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* Tests of the domain XML decision: p2p, bus, other graphics, metadata. */
+
+#include <string.h>
+#include <gio/gio.h>
+#include "qs-launch-domain.h"
+
+#define HEAD "<domain type='qemu' id='3'><name>vm1</name>" \
+             "<uuid>0b4d1f3e-7a2c-4c57-9b1e-1d2a3b4c5d6e</uuid>"
+
+static void test_p2p(void)
+{
+    g_autoptr(GError) err = NULL;
+    g_autoptr(QsDomainInfo) i = qs_domain_info_parse(
+        HEAD "<devices><graphics type='vnc' port='5900'/>"
+        "<graphics type='dbus' p2p='yes'/></devices></domain>", &err);
+
+    g_assert_no_error(err);
+    g_assert_cmpint(i->mode, ==, QS_DISPLAY_P2P);
+    g_assert_cmpuint(i->graphics_index, ==, 1);
+    g_assert_cmpstr(i->name, ==, "vm1");
+    g_assert_cmpstr(i->uuid, ==, "0b4d1f3e-7a2c-4c57-9b1e-1d2a3b4c5d6e");
+    g_assert_cmpint(i->id, ==, 3);
+    g_assert_false(i->autostart);
+}
+
+static void test_bus(void)
+{
+    g_autoptr(GError) err = NULL;
+    g_autoptr(QsDomainInfo) i = qs_domain_info_parse(
+        HEAD "<devices><graphics type='dbus' "
+        "address='unix:path=/run/libvirt/qemu/dbus/3-vm1-dbus.sock'/>"
+        "</devices></domain>", &err);
+
+    g_assert_no_error(err);
+    g_assert_cmpint(i->mode, ==, QS_DISPLAY_BUS);
+    g_assert_cmpstr(i->bus_path, ==, "/run/libvirt/qemu/dbus/3-vm1-dbus.sock");
+    g_assert_cmpstr(i->bus_address, ==,
+                    "unix:path=/run/libvirt/qemu/dbus/3-vm1-dbus.sock");
+}
+
+static const struct {
+    const char *xml;
+    int code;
+    const char *expect;
+} bad[] = {
+    { HEAD "<devices><graphics type='spice' port='5900'/></devices></domain>",
+      G_IO_ERROR_NOT_SUPPORTED,
+      "domain 'vm1' has no D-Bus display (only spice graphics): add "
+      "<graphics type='dbus' p2p='yes'/>" },
+    { HEAD "<devices/></domain>", G_IO_ERROR_NOT_SUPPORTED,
+      "domain 'vm1' has no D-Bus display: add" },
+    { "<domain><name>off</name><devices><graphics type='dbus'/></devices>"
+      "</domain>", G_IO_ERROR_NOT_CONNECTED, "domain 'off' is not running" },
+    { HEAD "<devices><graphics type='dbus'/></devices></domain>",
+      G_IO_ERROR_NOT_SUPPORTED, "neither p2p='yes' nor a bus address" },
+    { HEAD "<devices><graphics type='dbus' address='tcp:host=x,port=1'/>"
+      "</devices></domain>", G_IO_ERROR_NOT_SUPPORTED, "is not 'unix:path=" },
+    { HEAD "<devices><graphics type='dbus' address='unix:path=rel'/>"
+      "</devices></domain>", G_IO_ERROR_NOT_SUPPORTED, "is not 'unix:path=" },
+    /* graphics outside <devices> do not count */
+    { HEAD "<graphics type='dbus' p2p='yes'/></domain>",
+      G_IO_ERROR_NOT_SUPPORTED, "has no D-Bus display" },
+};
+
+static void test_errors(void)
+{
+    for (guint i = 0; i < G_N_ELEMENTS(bad); i++) {
+        g_autoptr(GError) err = NULL;
+        g_autoptr(QsDomainInfo) info = qs_domain_info_parse(bad[i].xml, &err);
+
+        g_assert_null(info);
+        if (!err || !g_error_matches(err, G_IO_ERROR, bad[i].code) ||
+            !strstr(err->message, bad[i].expect)) {
+            g_error("case %u: got '%s', expected '%s'", i,
+                    err ? err->message : "success", bad[i].expect);
+        }
+    }
+}
+
+static void test_malformed(void)
+{
+    const char *cases[] = { "<domain><name>x</name>", "not xml",
+                            "<domain><devices/></domain>", "" };
+
+    for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
+        g_autoptr(GError) err = NULL;
+        g_autoptr(QsDomainInfo) info = qs_domain_info_parse(cases[i], &err);
+
+        g_assert_null(info);
+        g_assert_nonnull(err);
+        g_assert_true(g_str_has_prefix(err->message, "domain XML"));
+    }
+}
+
+static void test_metadata_opt_in(void)
+{
+    g_autoptr(GError) err = NULL;
+    g_autofree char *name = NULL;
+    const char *yes_prefixed = HEAD "<metadata><qemu-spice:console "
+        "xmlns:qemu-spice='" QS_METADATA_URI "' autostart='yes'/></metadata>"
+        "<devices><graphics type='dbus' p2p='yes'/></devices></domain>";
+    const char *yes_default = HEAD "<metadata><console xmlns='" QS_METADATA_URI
+        "' autostart='yes'/></metadata></domain>";
+    const char *other_ns = HEAD "<metadata><x:console xmlns:x='urn:other' "
+        "autostart='yes'/></metadata></domain>";
+    const char *no = HEAD "<metadata><q:console xmlns:q='" QS_METADATA_URI
+        "' autostart='no'/></metadata></domain>";
+    g_autoptr(QsDomainInfo) i = qs_domain_info_parse(yes_prefixed, &err);
+
+    g_assert_no_error(err);
+    g_assert_true(i->autostart);
+    g_assert_true(qs_domain_xml_opts_in(yes_prefixed, &name, &err));
+    g_assert_cmpstr(name, ==, "vm1");
+    g_assert_true(qs_domain_xml_opts_in(yes_default, NULL, &err));
+    g_assert_false(qs_domain_xml_opts_in(other_ns, NULL, &err));
+    g_assert_false(qs_domain_xml_opts_in(no, NULL, &err));
+    g_assert_no_error(err);
+}
+
+static void test_metadata_xml(void)
+{
+    QsConsoleMeta m = {
+        .autostart = TRUE, .host = "h<1>", .port = 5900, .tls_port = 5901,
+        .ticket_file = "/run/qemu-spice/vm1.ticket", .ticket_expiry = 1700000000,
+        .pid = 42, .restarts = 2, .started = 1600000000,
+    };
+    QsConsoleMeta optin = { .autostart = TRUE };
+    g_autofree char *x = qs_console_metadata_xml(&m);
+    g_autofree char *o = qs_console_metadata_xml(&optin);
+
+    g_assert_cmpstr(x, ==, "<console autostart='yes' type='spice' "
+                    "host='h&lt;1&gt;' port='5900' tls-port='5901' "
+                    "ticket-file='/run/qemu-spice/vm1.ticket' "
+                    "ticket-expiry='1700000000' pid='42' restarts='2' "
+                    "started='1600000000'/>");
+    g_assert_cmpstr(o, ==, "<console autostart='yes'/>");
+}
+
+int main(int argc, char **argv)
+{
+    g_test_init(&argc, &argv, NULL);
+    g_test_add_func("/launcher/domain/p2p", test_p2p);
+    g_test_add_func("/launcher/domain/bus", test_bus);
+    g_test_add_func("/launcher/domain/errors", test_errors);
+    g_test_add_func("/launcher/domain/malformed", test_malformed);
+    g_test_add_func("/launcher/domain/metadata-opt-in", test_metadata_opt_in);
+    g_test_add_func("/launcher/domain/metadata-xml", test_metadata_xml);
+    return g_test_run();
+}
