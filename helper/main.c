@@ -1,9 +1,19 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* qemu-spice: a SPICE server fed by qemu's D-Bus display. */
 
+#include <glib-unix.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <glib.h>
+#include <string.h>
+
+#include "channels/qs-channels.h"
+#include "display/qs-console.h"
+#include "display/qs-display.h"
+#include "net/qs-net-config.h"
+#include "net/qs-server.h"
+#ifdef QS_TEST_CONTROLS
+#include "display/qs-test-control.h"
+#endif
 
 enum {
     QS_EXIT_OK = 0,
@@ -11,42 +21,243 @@ enum {
     QS_EXIT_USAGE = 2,
 };
 
+/* Each startup call to qemu (handshake, discovery, QMP) is bounded by it. */
+#define STARTUP_TIMEOUT_MS 10000
+
 static gboolean arg_version;
+static int arg_p2p_fd = -1;
+static char *arg_dbus_address;
+static char *arg_vm;
+static char *arg_qmp;
+static int arg_console = -1;
+#ifdef QS_TEST_CONTROLS
+static char *arg_test_control;
+#endif
 
 static const GOptionEntry entries[] = {
+    { "dbus-p2p-fd", 0, 0, G_OPTION_ARG_INT, &arg_p2p_fd,
+      "Speak peer-to-peer D-Bus with qemu on inherited descriptor FD "
+      "(from QMP add_client or virDomainOpenGraphicsFD)", "FD" },
+    { "dbus-address", 0, 0, G_OPTION_ARG_STRING, &arg_dbus_address,
+      "Find qemu (owner of org.qemu) on the D-Bus bus at ADDR", "ADDR" },
+    { "vm", 0, 0, G_OPTION_ARG_STRING, &arg_vm,
+      "With --dbus-address: the VM to attach to, by name or UUID", "VM" },
+    { "qmp", 0, 0, G_OPTION_ARG_FILENAME, &arg_qmp,
+      "Development: attach through qemu's QMP socket at PATH "
+      "(qemu needs -display dbus,p2p=on)", "PATH" },
+    { "console", 0, 0, G_OPTION_ARG_INT, &arg_console,
+      "Serve console N (default: the first graphic console)", "N" },
+#ifdef QS_TEST_CONTROLS
+    { "test-control", 0, 0, G_OPTION_ARG_FILENAME, &arg_test_control,
+      "Test builds only: control socket at PATH", "PATH" },
+#endif
     { "version", 'V', 0, G_OPTION_ARG_NONE, &arg_version,
       "Print the version and exit", NULL },
-    { NULL }
+    { NULL, 0, 0, 0, NULL, NULL, NULL }
 };
+
+typedef struct {
+    GMainLoop *loop;
+    int status;
+} App;
+
+static void log_handler(const char *domain, GLogLevelFlags level,
+                        const char *message, gpointer data)
+{
+    const char *kind = "";
+
+    (void)domain, (void)data;
+    if (level & G_LOG_LEVEL_DEBUG) {
+        const char *env = g_getenv("G_MESSAGES_DEBUG");
+
+        if (!env || !*env) {
+            return;
+        }
+        kind = "debug: ";
+    } else if (level & (G_LOG_LEVEL_ERROR | G_LOG_LEVEL_CRITICAL)) {
+        kind = "error: ";
+    } else if (level & G_LOG_LEVEL_WARNING) {
+        kind = "warning: ";
+    }
+    fprintf(stderr, "qemu-spice: %s%s\n", kind, message);
+}
+
+static gboolean on_signal(gpointer data)
+{
+    App *app = data;
+
+    g_message("signal received; exiting");
+    app->status = QS_EXIT_OK;
+    g_main_loop_quit(app->loop);
+    return G_SOURCE_CONTINUE;
+}
+
+static gboolean on_sighup(gpointer data)
+{
+    QsServer *server = data;
+    g_autoptr(GError) error = NULL;
+
+    if (!qs_server_reload_tls(server, &error)) {
+        g_warning("SIGHUP: TLS certificates not reloaded: %s", error->message);
+    } else {
+        g_message("SIGHUP: TLS certificates reloaded");
+    }
+    return G_SOURCE_CONTINUE;
+}
+
+static void on_gone(QsDisplay *display, const char *reason, gpointer data)
+{
+    App *app = data;
+
+    (void)display;
+    g_message("%s; exiting", reason);
+    app->status = QS_EXIT_OK;
+    g_main_loop_quit(app->loop);
+}
+
+static int usage_error(const char *message)
+{
+    fprintf(stderr, "qemu-spice: %s\nTry 'qemu-spice --help'.\n", message);
+    return QS_EXIT_USAGE;
+}
+
+static int check_attach_options(void)
+{
+    int modes = (arg_p2p_fd != -1) + (arg_dbus_address != NULL) +
+                (arg_qmp != NULL);
+
+    if (modes == 0) {
+        return usage_error("choose how to attach to qemu: --dbus-p2p-fd, "
+                           "--dbus-address or --qmp");
+    }
+    if (modes > 1) {
+        return usage_error("--dbus-p2p-fd, --dbus-address and --qmp are "
+                           "mutually exclusive");
+    }
+    if (arg_p2p_fd != -1 && arg_p2p_fd < 0) {
+        return usage_error("--dbus-p2p-fd takes a descriptor number >= 0");
+    }
+    if (arg_vm && !arg_dbus_address) {
+        return usage_error("--vm only applies with --dbus-address");
+    }
+    if (arg_console < -1) {
+        return usage_error("--console takes a console number >= 0");
+    }
+    return QS_EXIT_OK;
+}
 
 int main(int argc, char **argv)
 {
     g_autoptr(GOptionContext) ctx = NULL;
     g_autoptr(GError) error = NULL;
+    g_autoptr(QsDisplay) display = NULL;
+    QsChannels *channels = NULL;
+    QsServer *server = NULL;
+    QsConsole *console;
+    QsNetConfig net_cfg;
+    QsDisplayOptions opts;
+    App app = { NULL, QS_EXIT_OK };
+    int r;
 
     ctx = g_option_context_new("- serve a qemu console over SPICE");
     g_option_context_set_summary(ctx,
         "qemu-spice attaches to qemu's D-Bus display (-display dbus) and\n"
         "serves that console to SPICE clients such as remote-viewer.");
     g_option_context_set_description(ctx,
-        "Not yet implemented: attaching to qemu and serving clients.\n"
-        "Until those land this binary only answers --help and --version.\n"
+        "Exactly one of --dbus-p2p-fd, --dbus-address and --qmp is needed,\n"
+        "and at least one listener (see --help-net).\n"
         "See qemu-spice(1).");
     g_option_context_add_main_entries(ctx, entries, NULL);
+    qs_net_config_init(&net_cfg);
+    g_option_context_add_group(ctx, qs_net_option_group(&net_cfg));
     if (!g_option_context_parse(ctx, &argc, &argv, &error)) {
-        fprintf(stderr, "qemu-spice: %s\nTry 'qemu-spice --help'.\n",
-                error->message);
-        return QS_EXIT_USAGE;
+        qs_net_config_clear(&net_cfg);
+        return usage_error(error->message);
     }
     if (arg_version) {
         printf("qemu-spice %s\n", QS_VERSION);
         return QS_EXIT_OK;
     }
     if (argc > 1) {
-        fprintf(stderr, "qemu-spice: unexpected argument '%s'\n", argv[1]);
-        return QS_EXIT_USAGE;
+        g_autofree char *msg = g_strdup_printf("unexpected argument '%s'",
+                                               argv[1]);
+        return usage_error(msg);
     }
-    fprintf(stderr, "qemu-spice: no display source: attaching to qemu is "
-            "not implemented yet\n");
-    return QS_EXIT_FAILURE;
+    r = check_attach_options();
+    if (r != QS_EXIT_OK) {
+        qs_net_config_clear(&net_cfg);
+        return r;
+    }
+    if (!qs_net_config_validate(&net_cfg, &error)) {
+        qs_net_config_clear(&net_cfg);
+        return usage_error(error->message);
+    }
+    g_log_set_default_handler(log_handler, NULL);
+
+    opts = (QsDisplayOptions){
+        .p2p_fd = arg_p2p_fd,
+        .dbus_address = arg_dbus_address,
+        .vm = arg_vm,
+        .qmp_path = arg_qmp,
+        .console = arg_console,
+        .timeout_ms = STARTUP_TIMEOUT_MS,
+    };
+    display = qs_display_attach(&opts, &error);
+    if (!display) {
+        fprintf(stderr, "qemu-spice: %s\n", error->message);
+        qs_net_config_clear(&net_cfg);
+        return QS_EXIT_FAILURE;
+    }
+    console = qs_display_get_console(display);
+    channels = qs_channels_new(&(QsChannelsConfig){
+        .vm_name = qs_display_get_vm_name(display),
+        .screen = qs_console_get_screen(console),
+        .cursor = qs_console_get_cursor(console),
+        .input = qs_console_get_input(console),
+    });
+    server = qs_server_new(&net_cfg, qs_channels_server_callbacks(), channels,
+                           &error);
+    if (!server) {
+        fprintf(stderr, "qemu-spice: %s\n", error->message);
+        qs_channels_free(channels);
+        qs_net_config_clear(&net_cfg);
+        return QS_EXIT_FAILURE;
+    }
+#ifdef QS_TEST_CONTROLS
+    g_autoptr(QsTestControl) tc = NULL;
+
+    if (arg_test_control) {
+        tc = qs_test_control_new(arg_test_control, display, &error);
+        if (!tc) {
+            fprintf(stderr, "qemu-spice: %s\n", error->message);
+            qs_server_free(server);
+            qs_channels_free(channels);
+            qs_net_config_clear(&net_cfg);
+            return QS_EXIT_FAILURE;
+        }
+    }
+#endif
+    app.loop = g_main_loop_new(NULL, FALSE);
+    g_unix_signal_add(SIGINT, on_signal, &app);
+    g_unix_signal_add(SIGTERM, on_signal, &app);
+    g_unix_signal_add(SIGHUP, on_sighup, server);
+    qs_display_start(display, on_gone, &app);
+    g_main_loop_run(app.loop);
+    g_main_loop_unref(app.loop);
+#ifdef QS_TEST_CONTROLS
+    g_clear_pointer(&tc, qs_test_control_free);
+#endif
+    /* Connections free their channels, and those their screen watches, so the
+     * server goes before the channels, and both before the screen's owner. */
+    qs_server_free(server);
+    qs_channels_free(channels);
+    g_clear_pointer(&display, qs_display_free);
+    qs_net_config_clear(&net_cfg);
+    g_free(arg_dbus_address);
+    g_free(arg_vm);
+    g_free(arg_qmp);
+#ifdef QS_TEST_CONTROLS
+    g_free(arg_test_control);
+#endif
+    return app.status;
 }

@@ -1,0 +1,526 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* Attach (p2p fd, bus, QMP), discover VM and consoles, notice qemu leaving. */
+
+#include "display/qs-display.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "display/qs-qmp.h"
+
+#define DISPLAY_PATH "/org/qemu/Display1"
+#define VM_PATH DISPLAY_PATH "/VM"
+#define CONSOLE_PREFIX DISPLAY_PATH "/Console_"
+#define IFACE_VM "org.qemu.Display1.VM"
+#define IFACE_CONSOLE "org.qemu.Display1.Console"
+#define IFACE_OBJECT_MANAGER "org.freedesktop.DBus.ObjectManager"
+#define BUS_NAME "org.qemu"
+#define MAX_CONSOLES 64
+
+struct QsDisplay {
+    GDBusConnection *conn;
+    char *dest;                 /* qemu's unique name on a bus; NULL on p2p */
+    char *vm_name;
+    QsConsole *console;
+    guint watch_id;
+    guint removed_sub, added_sub;
+    gulong closed_handler;
+    gboolean gone;
+    QsDisplayGoneFunc gone_func;
+    gpointer gone_data;
+};
+
+/* ---- bounded waits at startup -------------------------------------------- */
+
+typedef struct {
+    gint refs;
+    GAsyncResult *res;
+} Wait;
+
+static void wait_unref(Wait *w)
+{
+    if (g_atomic_int_dec_and_test(&w->refs)) {
+        g_clear_object(&w->res);
+        g_free(w);
+    }
+}
+
+static void on_wait_ready(GObject *source, GAsyncResult *res, gpointer data)
+{
+    Wait *w = data;
+
+    (void)source;
+    w->res = g_object_ref(res);
+    wait_unref(w);
+}
+
+static gboolean on_wait_timeout(gpointer data)
+{
+    *(gboolean *)data = TRUE;
+    return G_SOURCE_REMOVE;
+}
+
+/* Iterates the default context until the operation started with `w`
+ * finishes or timeout_ms passes (then it is cancelled and left to finish
+ * on its own). Returns a ref to the result or NULL. */
+static GAsyncResult *wait_for(Wait *w, GCancellable *cancellable,
+                              int timeout_ms)
+{
+    GSource *timeout = g_timeout_source_new((guint)timeout_ms);
+    gboolean timed_out = FALSE;
+    GAsyncResult *res = NULL;
+
+    g_source_set_callback(timeout, on_wait_timeout, &timed_out, NULL);
+    g_source_attach(timeout, NULL);
+    while (!w->res && !timed_out) {
+        g_main_context_iteration(NULL, TRUE);
+    }
+    g_source_destroy(timeout);
+    g_source_unref(timeout);
+    if (w->res) {
+        res = g_object_ref(w->res);
+    } else {
+        g_cancellable_cancel(cancellable);
+    }
+    wait_unref(w);
+    return res;
+}
+
+static GDBusConnection *connect_p2p(int fd, int timeout_ms, GError **error)
+{
+    g_autoptr(GSocket) socket = NULL;
+    g_autoptr(GSocketConnection) stream = NULL;
+    g_autoptr(GCancellable) cancellable = g_cancellable_new();
+    g_autoptr(GAsyncResult) res = NULL;
+    Wait *w = g_new0(Wait, 1);
+    struct stat st;
+
+    if (fstat(fd, &st) < 0 || !S_ISSOCK(st.st_mode)) {
+        g_free(w);
+        g_set_error(error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
+                    "descriptor %d is not a socket", fd);
+        return NULL;
+    }
+    /* Inherited without CLOEXEC; nothing we start may keep qemu's peer. */
+    fcntl(fd, F_SETFD, fcntl(fd, F_GETFD) | FD_CLOEXEC);
+    socket = g_socket_new_from_fd(fd, error);
+    if (!socket) {
+        g_free(w);
+        return NULL;
+    }
+    stream = g_socket_connection_factory_create_connection(socket);
+    w->refs = 2;
+    g_dbus_connection_new(G_IO_STREAM(stream), NULL,
+                          G_DBUS_CONNECTION_FLAGS_AUTHENTICATION_CLIENT,
+                          NULL, cancellable, on_wait_ready, w);
+    res = wait_for(w, cancellable, timeout_ms);
+    if (!res) {
+        g_set_error(error, G_IO_ERROR, G_IO_ERROR_TIMED_OUT,
+                    "no D-Bus handshake from qemu on descriptor %d within "
+                    "%d ms", fd, timeout_ms);
+        return NULL;
+    }
+    GDBusConnection *conn = g_dbus_connection_new_finish(res, error);
+
+    if (!conn) {
+        g_prefix_error(error, "D-Bus handshake with qemu failed: ");
+    }
+    return conn;
+}
+
+/* ---- bus mode: which qemu --------------------------------------------------- */
+
+static GVariant *get_vm_props(GDBusConnection *conn, const char *dest,
+                              int timeout_ms, GError **error)
+{
+    g_autoptr(GVariant) ret = g_dbus_connection_call_sync(
+        conn, dest, VM_PATH, "org.freedesktop.DBus.Properties", "GetAll",
+        g_variant_new("(s)", IFACE_VM), G_VARIANT_TYPE("(a{sv})"),
+        G_DBUS_CALL_FLAGS_NO_AUTO_START, timeout_ms, NULL, error);
+
+    return ret ? g_variant_get_child_value(ret, 0) : NULL;
+}
+
+static char *lookup_string(GVariant *props, const char *key)
+{
+    const char *s = NULL;
+
+    if (props && g_variant_lookup(props, key, "&s", &s)) {
+        return g_strdup(s);
+    }
+    return NULL;
+}
+
+static char *pick_vm(GDBusConnection *conn, const char *want, int timeout_ms,
+                     GError **error)
+{
+    g_autoptr(GError) local = NULL;
+    g_autoptr(GVariant) ret = NULL;
+    g_autoptr(GString) seen = g_string_new(NULL);
+    g_autofree const char **owners = NULL;
+    g_autofree char *match = NULL;
+    unsigned n_matches = 0;
+
+    ret = g_dbus_connection_call_sync(
+        conn, "org.freedesktop.DBus", "/org/freedesktop/DBus",
+        "org.freedesktop.DBus", "ListQueuedOwners",
+        g_variant_new("(s)", BUS_NAME), G_VARIANT_TYPE("(as)"),
+        G_DBUS_CALL_FLAGS_NONE, timeout_ms, NULL, &local);
+    if (!ret) {
+        if (g_dbus_error_is_remote_error(local)) {
+            g_autofree char *name = g_dbus_error_get_remote_error(local);
+
+            if (g_strcmp0(name, "org.freedesktop.DBus.Error.NameHasNoOwner") == 0) {
+                g_set_error(error, G_IO_ERROR, G_IO_ERROR_NOT_FOUND,
+                            "no qemu on the bus (nobody owns %s)", BUS_NAME);
+                return NULL;
+            }
+        }
+        g_dbus_error_strip_remote_error(local);
+        g_set_error(error, G_IO_ERROR, G_IO_ERROR_FAILED,
+                    "cannot list the owners of %s: %s", BUS_NAME,
+                    local->message);
+        return NULL;
+    }
+    g_variant_get(ret, "(^a&s)", &owners);
+    for (unsigned i = 0; owners[i]; i++) {
+        g_autoptr(GError) e = NULL;
+        g_autoptr(GVariant) props = get_vm_props(conn, owners[i], timeout_ms, &e);
+        g_autofree char *name = lookup_string(props, "Name");
+        g_autofree char *uuid = lookup_string(props, "UUID");
+
+        if (!props) {
+            g_debug("%s owns %s but has no VM object: %s", owners[i],
+                    BUS_NAME, e->message);
+            continue;
+        }
+        g_string_append_printf(seen, "%s'%s'", seen->len ? ", " : "",
+                               name ? name : "");
+        if (!want || g_strcmp0(name, want) == 0 ||
+            (uuid && g_ascii_strcasecmp(uuid, want) == 0)) {
+            n_matches++;
+            g_free(match);
+            match = g_strdup(owners[i]);
+        }
+    }
+    if (n_matches == 1) {
+        return g_steal_pointer(&match);
+    }
+    if (n_matches == 0 && want) {
+        g_set_error(error, G_IO_ERROR, G_IO_ERROR_NOT_FOUND,
+                    "no VM named '%s' on the bus (found: %s)", want,
+                    seen->len ? seen->str : "none");
+    } else if (n_matches == 0) {
+        g_set_error(error, G_IO_ERROR, G_IO_ERROR_NOT_FOUND,
+                    "no qemu with a D-Bus display on the bus");
+    } else {
+        g_set_error(error, G_IO_ERROR, G_IO_ERROR_FAILED,
+                    "%u VMs on the bus (%s): choose one with --vm", n_matches,
+                    seen->str);
+    }
+    return NULL;
+}
+
+/* ---- discovery ------------------------------------------------------------- */
+
+/* Console id from an object path, or -1. */
+static int console_id(const char *path)
+{
+    const char *s;
+    char *end;
+    unsigned long id;
+
+    if (!g_str_has_prefix(path, CONSOLE_PREFIX)) {
+        return -1;
+    }
+    s = path + strlen(CONSOLE_PREFIX);
+    if (!g_ascii_isdigit(*s)) {
+        return -1;
+    }
+    errno = 0;
+    id = strtoul(s, &end, 10);
+    if (errno || *end || id > 1000000) {
+        return -1;
+    }
+    return (int)id;
+}
+
+typedef struct {
+    int id;
+    gboolean graphic;
+} ConsoleInfo;
+
+static int compare_console(gconstpointer a, gconstpointer b)
+{
+    return ((const ConsoleInfo *)a)->id - ((const ConsoleInfo *)b)->id;
+}
+
+static gboolean discover(QsDisplay *d, const QsDisplayOptions *opts,
+                         int *ret_console, GError **error)
+{
+    g_autoptr(GError) local = NULL;
+    g_autoptr(GVariant) ret = NULL;
+    g_autoptr(GVariant) objects = NULL;
+    g_autoptr(GArray) consoles = g_array_new(FALSE, FALSE, sizeof(ConsoleInfo));
+    g_autoptr(GString) list = g_string_new(NULL);
+    gboolean has_interfaces = FALSE;
+    GVariantIter iter;
+    const char *path;
+    GVariant *ifaces;
+    int chosen = -1;
+
+    ret = g_dbus_connection_call_sync(
+        d->conn, d->dest, DISPLAY_PATH, IFACE_OBJECT_MANAGER,
+        "GetManagedObjects", NULL, G_VARIANT_TYPE("(a{oa{sa{sv}}})"),
+        G_DBUS_CALL_FLAGS_NO_AUTO_START, opts->timeout_ms, NULL, &local);
+    if (!ret) {
+        g_dbus_error_strip_remote_error(local);
+        g_set_error(error, G_IO_ERROR, G_IO_ERROR_FAILED,
+                    "qemu offers no D-Bus display objects (is it started "
+                    "with -display dbus?): %s", local->message);
+        return FALSE;
+    }
+    objects = g_variant_get_child_value(ret, 0);
+    g_variant_iter_init(&iter, objects);
+    while (g_variant_iter_loop(&iter, "{&o@a{sa{sv}}}", &path, &ifaces)) {
+        g_autoptr(GVariant) vm = g_variant_lookup_value(
+            ifaces, IFACE_VM, G_VARIANT_TYPE("a{sv}"));
+        g_autoptr(GVariant) con = g_variant_lookup_value(
+            ifaces, IFACE_CONSOLE, G_VARIANT_TYPE("a{sv}"));
+        int id = console_id(path);
+
+        if (vm && g_str_equal(path, VM_PATH)) {
+            g_free(d->vm_name);
+            d->vm_name = lookup_string(vm, "Name");
+            /* qemu 8.1+ has it; the 7.x set (no Unix.Map) otherwise. */
+            has_interfaces = g_variant_lookup_value(vm, "Interfaces", NULL) != NULL;
+        } else if (con && id >= 0 && consoles->len < MAX_CONSOLES) {
+            g_autofree char *type = lookup_string(con, "Type");
+            ConsoleInfo info = { id, g_strcmp0(type, "Graphic") == 0 };
+
+            g_array_append_val(consoles, info);
+        }
+    }
+    g_array_sort(consoles, compare_console);
+    for (guint i = 0; i < consoles->len; i++) {
+        ConsoleInfo *c = &g_array_index(consoles, ConsoleInfo, i);
+
+        g_string_append_printf(list, "%s%d%s", i ? ", " : "", c->id,
+                               c->graphic ? "" : " (text)");
+        if (opts->console >= 0 ? c->id == opts->console
+                               : (chosen < 0 && c->graphic)) {
+            chosen = c->id;
+        }
+    }
+    if (chosen < 0 && opts->console >= 0) {
+        g_set_error(error, G_IO_ERROR, G_IO_ERROR_NOT_FOUND,
+                    "console %d absent (qemu has: %s)", opts->console,
+                    list->len ? list->str : "none");
+        return FALSE;
+    }
+    if (chosen < 0) {
+        g_set_error(error, G_IO_ERROR, G_IO_ERROR_NOT_FOUND,
+                    "qemu has no graphic console (consoles: %s)",
+                    list->len ? list->str : "none");
+        return FALSE;
+    }
+    g_message("attached to VM '%s' (qemu %s); consoles %s; serving console %d",
+              d->vm_name ? d->vm_name : "", has_interfaces ? ">= 8.1" : "< 8.1",
+              list->str, chosen);
+    *ret_console = chosen;
+    return TRUE;
+}
+
+/* ---- qemu going away ------------------------------------------------------ */
+
+static void gone(QsDisplay *d, const char *reason)
+{
+    if (d->gone) {
+        return;
+    }
+    d->gone = TRUE;
+    qs_console_stop(d->console);
+    if (d->gone_func) {
+        d->gone_func(d, reason, d->gone_data);
+    }
+}
+
+static void on_closed(GDBusConnection *conn, gboolean remote, GError *error,
+                      gpointer data)
+{
+    g_autofree char *reason = NULL;
+
+    (void)conn;
+    /* A plain hang-up needs no GIO detail ("0 bytes on an async read"). */
+    reason = g_strdup_printf("qemu closed the D-Bus connection%s%s",
+                             !remote && error ? ": " : "",
+                             !remote && error ? error->message : "");
+    gone(data, reason);
+}
+
+static void on_vanished(GDBusConnection *conn, const char *name, gpointer data)
+{
+    g_autofree char *reason = g_strdup_printf("qemu (%s) left the bus", name);
+
+    (void)conn;
+    gone(data, reason);
+}
+
+static gboolean names_console(QsDisplay *d, const char *path)
+{
+    return d->console && console_id(path) == (int)qs_console_get_id(d->console);
+}
+
+static void on_interfaces_removed(GDBusConnection *conn, const char *sender,
+                                  const char *obj, const char *iface,
+                                  const char *signal, GVariant *params,
+                                  gpointer data)
+{
+    QsDisplay *d = data;
+    const char *path;
+    g_autofree const char **ifaces = NULL;
+
+    (void)conn, (void)sender, (void)obj, (void)iface, (void)signal;
+    if (!g_variant_is_of_type(params, G_VARIANT_TYPE("(oas)"))) {
+        return;
+    }
+    g_variant_get(params, "(&o^a&s)", &path, &ifaces);
+    if (names_console(d, path) && g_strv_contains(ifaces, IFACE_CONSOLE)) {
+        qs_console_vanished(d->console);
+    }
+}
+
+static void on_interfaces_added(GDBusConnection *conn, const char *sender,
+                                const char *obj, const char *iface,
+                                const char *signal, GVariant *params,
+                                gpointer data)
+{
+    QsDisplay *d = data;
+    const char *path;
+    g_autoptr(GVariant) ifaces = NULL;
+    g_autoptr(GVariant) con = NULL;
+
+    (void)conn, (void)sender, (void)obj, (void)iface, (void)signal;
+    if (!g_variant_is_of_type(params, G_VARIANT_TYPE("(oa{sa{sv}})"))) {
+        return;
+    }
+    g_variant_get(params, "(&o@a{sa{sv}})", &path, &ifaces);
+    con = g_variant_lookup_value(ifaces, IFACE_CONSOLE, NULL);
+    if (names_console(d, path) && con) {
+        qs_console_appeared(d->console);
+    }
+}
+
+/* ---- API ------------------------------------------------------------------ */
+
+QsDisplay *qs_display_attach(const QsDisplayOptions *opts, GError **error)
+{
+    g_autoptr(QsDisplay) d = g_new0(QsDisplay, 1);
+    int console = -1;
+
+    if (opts->qmp_path) {
+        int fd = qs_qmp_attach_dbus_p2p(opts->qmp_path, opts->timeout_ms, error);
+
+        if (fd < 0) {
+            return NULL;
+        }
+        d->conn = connect_p2p(fd, opts->timeout_ms, error);
+    } else if (opts->p2p_fd >= 0) {
+        d->conn = connect_p2p(opts->p2p_fd, opts->timeout_ms, error);
+    } else {
+        g_autoptr(GError) local = NULL;
+
+        d->conn = g_dbus_connection_new_for_address_sync(
+            opts->dbus_address,
+            G_DBUS_CONNECTION_FLAGS_AUTHENTICATION_CLIENT |
+            G_DBUS_CONNECTION_FLAGS_MESSAGE_BUS_CONNECTION,
+            NULL, NULL, &local);
+        if (!d->conn) {
+            g_set_error(error, G_IO_ERROR, local->code,
+                        "cannot connect to the D-Bus bus '%s': %s",
+                        opts->dbus_address, local->message);
+            return NULL;
+        }
+        d->dest = pick_vm(d->conn, opts->vm, opts->timeout_ms, error);
+        if (!d->dest) {
+            return NULL;
+        }
+    }
+    if (!d->conn) {
+        return NULL;
+    }
+    g_dbus_connection_set_exit_on_close(d->conn, FALSE);
+    if (!discover(d, opts, &console, error)) {
+        return NULL;
+    }
+    d->console = qs_console_new(d->conn, d->dest, (uint32_t)console, error);
+    if (!d->console) {
+        g_prefix_error(error, "console %d: ", console);
+        return NULL;
+    }
+    return g_steal_pointer(&d);
+}
+
+void qs_display_start(QsDisplay *d, QsDisplayGoneFunc func, gpointer user_data)
+{
+    d->gone_func = func;
+    d->gone_data = user_data;
+    d->closed_handler = g_signal_connect(d->conn, "closed",
+                                         G_CALLBACK(on_closed), d);
+    if (d->dest) {
+        d->watch_id = g_bus_watch_name_on_connection(
+            d->conn, d->dest, G_BUS_NAME_WATCHER_FLAGS_NONE, NULL,
+            on_vanished, d, NULL);
+    }
+    d->removed_sub = g_dbus_connection_signal_subscribe(
+        d->conn, d->dest, IFACE_OBJECT_MANAGER, "InterfacesRemoved",
+        DISPLAY_PATH, NULL, G_DBUS_SIGNAL_FLAGS_NONE, on_interfaces_removed,
+        d, NULL);
+    d->added_sub = g_dbus_connection_signal_subscribe(
+        d->conn, d->dest, IFACE_OBJECT_MANAGER, "InterfacesAdded",
+        DISPLAY_PATH, NULL, G_DBUS_SIGNAL_FLAGS_NONE, on_interfaces_added,
+        d, NULL);
+    if (g_dbus_connection_is_closed(d->conn)) {
+        gone(d, "qemu closed the D-Bus connection");
+        return;
+    }
+    qs_console_start(d->console);
+}
+
+void qs_display_free(QsDisplay *d)
+{
+    if (!d) {
+        return;
+    }
+    g_clear_pointer(&d->console, qs_console_free);
+    if (d->conn) {
+        if (d->watch_id) {
+            g_bus_unwatch_name(d->watch_id);
+        }
+        if (d->removed_sub) {
+            g_dbus_connection_signal_unsubscribe(d->conn, d->removed_sub);
+        }
+        if (d->added_sub) {
+            g_dbus_connection_signal_unsubscribe(d->conn, d->added_sub);
+        }
+        g_clear_signal_handler(&d->closed_handler, d->conn);
+        g_dbus_connection_close_sync(d->conn, NULL, NULL);
+    }
+    g_clear_object(&d->conn);
+    g_free(d->dest);
+    g_free(d->vm_name);
+    g_free(d);
+}
+
+const char *qs_display_get_vm_name(QsDisplay *d)
+{
+    return d->vm_name;
+}
+
+QsConsole *qs_display_get_console(QsDisplay *d)
+{
+    return d->console;
+}

@@ -1,0 +1,72 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* One registered org.qemu.Display1.Listener, served on its own thread. */
+#pragma once
+
+#include <glib.h>
+#include <stdint.h>
+
+#include "display/qs-cursor.h"
+#include "screen/qs-screen.h"
+
+/*
+ * What a console's listeners write to. Owned by the console, outlives every
+ * listener thread. `lock` is held around each screen write together with the
+ * listener's "retired" check, so a listener that the watchdog replaced can
+ * never write after its successor started.
+ */
+typedef struct {
+    GMutex lock;
+    QsScreen *screen;
+    QsCursor *cursor;
+    char *name;                     /* "console 0", for log lines */
+    /* under lock: */
+    uint32_t width, height;         /* surface we hold; 0x0 = none */
+    uint32_t console_width;         /* qemu's Console Width/Height */
+    uint32_t console_height;
+    gboolean lost;                  /* a frame was refused since the last
+                                     * whole-surface Scanout */
+} QsConsoleSink;
+
+typedef struct QsListener QsListener;
+
+typedef enum {
+    QS_LISTENER_READY,      /* handshake done, Listener exported */
+    QS_LISTENER_FAILED,     /* the handshake failed */
+    QS_LISTENER_CLOSED,     /* qemu closed the listener connection */
+} QsListenerEvent;
+
+/* Runs in the main context; `id` is the listener's id (stale ids happen:
+ * compare with the current listener's). */
+typedef void (*QsListenerEventFunc)(uint64_t id, QsListenerEvent event,
+                                    const char *message, gpointer user_data);
+
+typedef struct {
+    uint64_t scanouts, updates, scanout_maps, update_maps;
+    uint64_t dropped;               /* calls refused as invalid */
+} QsListenerStats;
+
+/* Starts the thread, which begins the D-Bus handshake (as the
+ * authentication client) on `fd` at once; takes `fd` in all cases. */
+QsListener *qs_listener_start(QsConsoleSink *sink, uint64_t id, int fd,
+                              GMainContext *main_ctx,
+                              QsListenerEventFunc func, gpointer user_data,
+                              GError **error);
+
+uint64_t qs_listener_get_id(QsListener *l);
+/* Messages handled so far (the watchdog's "progress"). */
+uint64_t qs_listener_get_progress(QsListener *l);
+/* Bytes waiting: read and queued to the thread, and unread in the socket. */
+void qs_listener_get_backlog(QsListener *l, uint64_t *queued, uint64_t *unread);
+void qs_listener_get_stats(QsListener *l, QsListenerStats *stats);
+
+/* Main thread: cut the connection now (qemu frees its queue), tell the
+ * thread to finish. The listener no longer writes to the sink. */
+void qs_listener_retire(QsListener *l);
+gboolean qs_listener_finished(QsListener *l);
+/* Waits for the thread and frees; the listener must be retired. */
+void qs_listener_free(QsListener *l);
+
+#ifdef QS_TEST_CONTROLS
+/* Test control: block the listener thread for `seconds`. */
+void qs_listener_stall(QsListener *l, unsigned seconds);
+#endif

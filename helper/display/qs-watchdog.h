@@ -1,0 +1,62 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* Decides when a listener has fallen so far behind that it must be dropped. */
+#pragma once
+
+#include <glib.h>
+#include <stdint.h>
+
+/*
+ * qemu sends Scanout/Update without waiting for replies, and GDBus reads them
+ * off the socket as fast as it can, so a listener thread that stops handling
+ * them only lets a queue grow (in our process, or in qemu's once our reader
+ * stops too). Dropping the listener connection frees both queues at once; a
+ * new listener then gets a fresh Scanout, so nothing is lost but time.
+ *
+ * QS_WATCHDOG_STALL_US = 300 ms: a healthy listener handles each message in
+ * a few ms (one compare of a full frame), so 300 ms without progress while
+ * messages wait is a stall, not a slow frame, even on a loaded host; and it
+ * must be short because qemu keeps producing meanwhile: a 1280x800 guest
+ * flushing whole frames sends ~120 MB/s. Measured with a 10 s stall on qemu
+ * 7.2 (virtio-gpu, full-frame flushes): qemu's RSS peaked +28 MiB at 300 ms,
+ * +52 MiB at 500 ms, +316 MiB with no watchdog.
+ * QS_WATCHDOG_MAX_BACKLOG = 16 MiB, or three full frames if that is more: a
+ * queue of several whole frames is not a burst, and at 120 MB/s it is
+ * reached in ~150 ms, before the stall rule fires.
+ * QS_WATCHDOG_BEHIND_US = 1 s: a listener that progresses but whose socket
+ * never empties (unread bytes at every check) reads slower than qemu writes,
+ * and qemu's queue, which we cannot see, grows. A healthy socket empties
+ * between frames; ten checks in a row all finding a frame in transit is not
+ * chance.
+ * The main thread checks every QS_WATCHDOG_PERIOD_MS.
+ */
+#define QS_WATCHDOG_STALL_US (300 * 1000)
+#define QS_WATCHDOG_MAX_BACKLOG ((uint64_t)16 * 1024 * 1024)
+#define QS_WATCHDOG_BEHIND_US (1000 * 1000)
+#define QS_WATCHDOG_PERIOD_MS 100
+
+typedef struct {
+    int64_t stall_us;
+    uint64_t max_backlog;
+    /* state */
+    uint64_t seen_progress;
+    int64_t waiting_since_us;   /* -1: nothing waiting */
+    int64_t unread_since_us;    /* -1: the socket was empty at the last check */
+} QsWatchdog;
+
+typedef enum {
+    QS_WATCHDOG_OK,
+    QS_WATCHDOG_STALLED,    /* data waits and nothing was handled for stall_us */
+    QS_WATCHDOG_BACKLOG,    /* more than max_backlog bytes wait */
+    QS_WATCHDOG_BEHIND,     /* the socket never emptied for BEHIND_US */
+} QsWatchdogVerdict;
+
+void qs_watchdog_init(QsWatchdog *wd, int64_t stall_us, uint64_t max_backlog);
+
+/* `progress` counts the messages the listener has handled (any increase is
+ * progress); what waits for it is `queued` (read, in our process) plus
+ * `unread` (still in the socket). */
+QsWatchdogVerdict qs_watchdog_check(QsWatchdog *wd, int64_t now_us,
+                                    uint64_t progress, uint64_t queued,
+                                    uint64_t unread);
+
+const char *qs_watchdog_verdict_str(QsWatchdogVerdict v);

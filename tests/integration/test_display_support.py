@@ -1,0 +1,200 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""Shared pieces of the test_display_* tests: run the helper with its test
+controls (a build with -Dtest_controls=true) and talk to them.
+
+No tests here; pytest collects the file because of its name and finds none."""
+
+import os
+import re
+import socket
+import subprocess
+import tempfile
+import time
+
+from harness.errors import MissingComponent
+from harness.qemu import parse_ppm
+
+# Activity rectangle of the test guest (tests/guest/keydraw.h KD_ACT_*).
+ACTIVITY = (624, 160, 640, 480)
+BLOCK = 16
+
+
+def require_test_controls(helper_binary):
+    """The helper must be built with -Dtest_controls=true."""
+    out = subprocess.run([str(helper_binary), "--help"], capture_output=True,
+                         text=True, timeout=10).stdout
+    if "--test-control" not in out:
+        raise MissingComponent(
+            f"test controls in {helper_binary}",
+            f"meson configure {os.path.dirname(os.path.dirname(helper_binary))} "
+            "-Dtest_controls=true && ninja -C <build dir>")
+    return helper_binary
+
+
+class Helper:
+    """qemu-spice attached to a qemu, with a test control socket.
+
+    Use as a context manager; the process is gone after the with block."""
+
+    def __init__(self, binary, args=(), pass_fds=(), control=True):
+        self.dir = tempfile.mkdtemp(prefix="qs-display-test-")
+        self.control = os.path.join(self.dir, "control.sock") if control else None
+        argv = [str(binary), *[str(a) for a in args]]
+        if control:
+            argv += ["--test-control", self.control]
+        self.stderr_path = os.path.join(self.dir, "stderr")
+        self._stderr = open(self.stderr_path, "w+b")
+        self.proc = subprocess.Popen(argv, pass_fds=list(pass_fds),
+                                     stdout=subprocess.DEVNULL, stderr=self._stderr)
+
+    @classmethod
+    def p2p(cls, binary, qemu, args=()):
+        """Attached with --dbus-p2p-fd to a fresh qemu D-Bus client."""
+        sock = qemu.dbus_p2p_client()
+        try:
+            return cls(binary, ["--dbus-p2p-fd", sock.fileno(), *args],
+                       pass_fds=[sock.fileno()])
+        finally:
+            sock.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+        return False
+
+    def close(self):
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=70)   # a stalled listener may take 60 s
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(timeout=10)
+        self._stderr.close()
+
+    def stderr(self):
+        with open(self.stderr_path, "rb") as f:
+            return f.read().decode(errors="replace")
+
+    def wait_exit(self, timeout=15):
+        try:
+            return self.proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            raise AssertionError(f"helper still running after {timeout}s; "
+                                 f"stderr: {self.stderr()}")
+
+    def rss_kib(self):
+        with open(f"/proc/{self.proc.pid}/status") as f:
+            for line in f:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1])
+        raise AssertionError("no VmRSS for the helper")
+
+    def ctl(self, command, timeout=10):
+        """One control command; returns the reply line without 'ok '."""
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+                s.settimeout(timeout)
+                s.connect(self.control)
+                break
+            except (FileNotFoundError, ConnectionRefusedError):
+                s.close()
+                if self.proc.poll() is not None:
+                    raise AssertionError(f"helper exited ({self.proc.returncode}): "
+                                         f"{self.stderr()}")
+                if time.monotonic() > deadline:
+                    raise AssertionError("helper control socket did not appear")
+                time.sleep(0.05)
+        with s:
+            s.sendall(command.encode() + b"\n")
+            reply = b""
+            while not reply.endswith(b"\n"):
+                chunk = s.recv(1 << 16)
+                if not chunk:
+                    break
+                reply += chunk
+        reply = reply.decode().strip()
+        if not reply.startswith("ok"):
+            raise AssertionError(f"control '{command}': {reply}")
+        return reply[3:]
+
+    def stats(self):
+        return {k: int(v) for k, v in re.findall(r"(\w+)=(\d+)", self.ctl("stats"))}
+
+    def frames(self):
+        s = self.stats()
+        return s["scanouts"] + s["updates"] + s["scanout_maps"] + s["update_maps"]
+
+    def wait_frames(self, count=1, timeout=15):
+        deadline = time.monotonic() + timeout
+        while self.frames() < count:
+            if time.monotonic() > deadline:
+                raise AssertionError(f"no frames from qemu in {timeout}s: "
+                                     f"{self.stats()} {self.stderr()}")
+            time.sleep(0.05)
+
+    def wait_quiet(self, quiet=0.7, timeout=10):
+        """Until no frame arrived for `quiet` seconds and nothing waits."""
+        deadline = time.monotonic() + timeout
+        last, since = None, time.monotonic()
+        while time.monotonic() < deadline:
+            s = self.stats()
+            key = (self.frames(), s["backlog"])
+            if key != last:
+                last, since = key, time.monotonic()
+            elif s["backlog"] == 0 and time.monotonic() - since >= quiet:
+                return
+            time.sleep(0.1)
+        raise AssertionError(f"helper never quiet: {self.stats()}")
+
+    def dump(self):
+        """(width, height, RGB bytes) of the helper's screen copy."""
+        path = os.path.join(self.dir, "dump.ppm")
+        self.ctl(f"dump {path}")
+        with open(path, "rb") as f:
+            return parse_ppm(f.read())
+
+    def heat(self):
+        """(set of hot block indices, blocks_x) now."""
+        reply = self.ctl("heat")
+        fields = dict(re.findall(r"(\w+)=(\S*)", reply))
+        bx = int(fields["blocks"].split("x")[0])
+        hot = {int(i) for i in fields["hot"].split(",") if i}
+        return hot, bx
+
+
+def activity_blocks(bx):
+    x, y, w, h = ACTIVITY
+    return {by * bx + b
+            for by in range(y // BLOCK, (y + h + BLOCK - 1) // BLOCK)
+            for b in range(x // BLOCK, (x + w + BLOCK - 1) // BLOCK)}
+
+
+def count_differences(a, b, width):
+    """Number of differing RGB pixels and the first few positions."""
+    diffs = [i // 3 for i in range(0, min(len(a), len(b)), 3) if a[i:i + 3] != b[i:i + 3]]
+    return len(diffs), [(p % width, p // width) for p in diffs[:5]]
+
+
+def assert_exact(helper, qemu):
+    """The helper's copy equals qemu's screendump, byte for byte."""
+    qw, qh, qpx = qemu.screendump()
+    hw, hh, hpx = helper.dump()
+    assert (hw, hh) == (qw, qh), f"size: helper {hw}x{hh}, qemu {qw}x{qh}"
+    if hpx != qpx:
+        n, where = count_differences(hpx, qpx, qw)
+        raise AssertionError(f"{n} pixels differ from qemu's screendump, first at "
+                             f"{where}; stats {helper.stats()}")
+
+
+import pytest  # noqa: E402  (kept next to the fixture it serves)
+
+
+@pytest.fixture
+def display_helper(helper_binary):
+    """The helper binary, checked to carry the test controls."""
+    return require_test_controls(helper_binary)

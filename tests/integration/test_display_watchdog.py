@@ -1,0 +1,62 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""The lag watchdog: a listener thread stalled for 10 s must not let qemu
+queue frames without bound. qemu 7.2 with virtio-gpu and whole-frame flushes
+sends 1280x800 frames (~4 MB each, ~120 MB/s) inside the D-Bus messages.
+With the watchdog qemu's RSS, and the helper's, each stay within 64 MiB of
+where they were and the helper's copy is exact afterwards; with it disabled
+the growth is plainly visible (this is what makes the first test able to
+fail). Where the queue builds up, in qemu or in the helper (GDBus reads the
+socket as fast as it can, the stalled thread just stops handling), depends on
+scheduling, so the second test looks at both together."""
+
+import time
+
+from test_display_support import Helper, assert_exact, display_helper  # noqa: F401
+
+STALL = 10
+LIMIT_KIB = 64 * 1024
+
+
+def stalled_growth(q, h, watchdog):
+    h.wait_frames(10)
+    if not watchdog:
+        h.ctl("watchdog off")
+    q0, h0 = q.rss_kib(), h.rss_kib()
+    qmax, hmax = q0, h0
+    h.ctl(f"stall {STALL}")
+    end = time.monotonic() + STALL + 1
+    while time.monotonic() < end:
+        qmax, hmax = max(qmax, q.rss_kib()), max(hmax, h.rss_kib())
+        time.sleep(0.1)
+    return qmax - q0, hmax - h0
+
+
+def test_watchdog_bounds_qemu(qemu_factory, guest, display_helper):
+    q = qemu_factory(flavour="host", vga="virtio", mode="busy", flush="full")
+    q.wait_ready()
+    with Helper.p2p(display_helper, q) as h:
+        qgrow, hgrow = stalled_growth(q, h, watchdog=True)
+        stats = h.stats()
+        assert stats["watchdog_resets"] >= 1, stats
+        assert qgrow <= LIMIT_KIB, f"qemu RSS grew {qgrow // 1024} MiB (helper " \
+                                   f"{hgrow // 1024} MiB) with the watchdog on"
+        assert hgrow <= LIMIT_KIB, f"helper RSS grew {hgrow // 1024} MiB (qemu " \
+                                   f"{qgrow // 1024} MiB) with the watchdog on"
+        # The new listener got a fresh picture and follows the guest again.
+        q.stop()
+        h.wait_quiet()
+        assert_exact(h, q)
+        assert h.proc.poll() is None, h.stderr()
+        assert "dropping it and registering a new one" in h.stderr()
+
+
+def test_no_watchdog_growth_visible(qemu_factory, guest, display_helper):
+    q = qemu_factory(flavour="host", vga="virtio", mode="busy", flush="full")
+    q.wait_ready()
+    with Helper.p2p(display_helper, q) as h:
+        qgrow, hgrow = stalled_growth(q, h, watchdog=False)
+        assert h.stats()["watchdog_resets"] == 0
+        assert qgrow + hgrow > 4 * LIMIT_KIB, \
+            f"qemu RSS grew only {qgrow // 1024} MiB and the helper's " \
+            f"{hgrow // 1024} MiB without the watchdog: the bounded-growth test " \
+            "above could not fail"
