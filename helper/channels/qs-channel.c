@@ -70,6 +70,11 @@ gboolean qs_channel_send(QsChannel *ch, uint16_t type, GBytes *payload)
     }
     if (ok && ch->ack_window) {
         ch->unacked++;
+        ch->sent_count++;
+        if (ch->sent_count % ch->ack_window == 0 && ch->ack_due_len < QS_CHANNEL_ACK_LAG_RING) {
+            ch->ack_due_us[(ch->ack_due_head + ch->ack_due_len++) % QS_CHANNEL_ACK_LAG_RING] =
+                g_get_monotonic_time();
+        }
     }
     return ok;
 }
@@ -82,6 +87,8 @@ void qs_channel_set_ack(QsChannel *ch, uint32_t window)
     qs_channel_send(ch, SPICE_MSG_SET_ACK, qs_msg_set_ack(ch->ack_generation, window));
     ch->ack_window = window;
     ch->unacked = 0;
+    ch->sent_count = 0;
+    ch->ack_due_len = 0;
 }
 
 gboolean qs_channel_ack_blocked(const QsChannel *ch)
@@ -122,6 +129,15 @@ static void handle_base(QsChannel *ch, const QsClientMsg *msg)
     case SPICE_MSGC_ACK:
         if (ch->ack_window && ch->client_generation == ch->ack_generation) {
             ch->unacked -= MIN(ch->unacked, ch->ack_window);
+            if (ch->ack_due_len) {
+                int64_t lag = g_get_monotonic_time() - ch->ack_due_us[ch->ack_due_head];
+
+                ch->ack_due_head = (ch->ack_due_head + 1) % QS_CHANNEL_ACK_LAG_RING;
+                ch->ack_due_len--;
+                ch->ack_lag_n++;
+                ch->ack_lag_sum_us += lag;
+                ch->ack_lag_hist[MIN(lag / 10000, QS_CHANNEL_ACK_LAG_BUCKETS - 1)]++;
+            }
         }
         break;
     case SPICE_MSGC_PONG:
@@ -131,6 +147,7 @@ static void handle_base(QsChannel *ch, const QsClientMsg *msg)
 
             if (rtt >= 0) {
                 ch->rtt_us = rtt;
+                ch->pongs++;
             }
         }
         break;
@@ -165,4 +182,24 @@ void qs_channel_receive(QsChannel *ch, uint16_t type, const uint8_t *data,
     } else if (ch->session && !ch->klass->handle(ch, &msg, &error)) {
         qs_channel_close(ch, error->message);
     }
+}
+
+gboolean qs_channel_ack_lag(const QsChannel *ch, int64_t *mean_us, int64_t *p95_us)
+{
+    uint64_t want, seen = 0;
+
+    if (!ch->ack_lag_n) {
+        return FALSE;
+    }
+    *mean_us = ch->ack_lag_sum_us / (int64_t)ch->ack_lag_n;
+    want = (ch->ack_lag_n * 95 + 99) / 100;
+    *p95_us = 0;
+    for (uint32_t i = 0; i < QS_CHANNEL_ACK_LAG_BUCKETS; i++) {
+        seen += ch->ack_lag_hist[i];
+        if (seen >= want) {
+            *p95_us = (int64_t)(i + 1) * 10000;
+            break;
+        }
+    }
+    return TRUE;
 }

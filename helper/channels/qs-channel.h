@@ -15,6 +15,9 @@ typedef gboolean (*QsChannelParseFunc)(uint16_t type, const uint8_t *data,
                                        size_t size, QsClientMsg *msg,
                                        GError **error);
 
+#define QS_CHANNEL_ACK_LAG_RING 64
+#define QS_CHANNEL_ACK_LAG_BUCKETS 1000
+
 typedef struct {
     const char *name;
     QsChannelParseFunc parse;
@@ -42,7 +45,20 @@ struct QsChannel {
 
     uint32_t ping_id;               /* id of the last PING sent */
     int64_t rtt_us;                 /* last PONG round trip, -1 if none */
+    uint32_t pongs;                 /* PONGs of our pings received */
+
+    /* ACK lag: when the message each ACK will cover was sent. */
+    uint64_t sent_count;
+    int64_t ack_due_us[QS_CHANNEL_ACK_LAG_RING];
+    uint32_t ack_due_head, ack_due_len;
+    uint64_t ack_lag_n;
+    int64_t ack_lag_sum_us;
+    uint32_t ack_lag_hist[QS_CHANNEL_ACK_LAG_BUCKETS];  /* by 10 ms, last = more */
 };
+
+/* Mean and p95 of the time from sending a message to the client's ACK
+ * covering it; FALSE if no ACK arrived. */
+gboolean qs_channel_ack_lag(const QsChannel *ch, int64_t *mean_us, int64_t *p95_us);
 
 /* spice-server's window (messages); sending stops at twice this. */
 #define QS_CHANNEL_ACK_WINDOW 20

@@ -1,169 +1,114 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* The display channel: the primary surface, then the screen's damage as banded DRAW_COPY messages. */
-#include "channels/qs-msg.h"
-#include "channels/qs-session.h"
+/* The display channel's protocol side: surfaces, MARK, client messages, timers. */
+#include "channels/qs-display-private.h"
 
 #include <spice/enums.h>
 #include <spice/protocol.h>
 
-/* No display message above this: Kerbside and Ryll cap messages (16 MiB),
- * and smaller messages keep input and cursor traffic from waiting behind a
- * full frame on the same link. */
-#define MAX_MESSAGE (256u * 1024u)
-#define MAX_BAND_BYTES (MAX_MESSAGE - QS_DRAW_COPY_HEADER_SIZE - QS_BITMAP_HEADER_SIZE)
-
-typedef struct {
-    QsChannel base;
-    QsScreen *screen;
-    QsScreenWatch *watch;
-    gboolean init_received;     /* DISPLAY_INIT: the client is ready */
-    gboolean pumping;
-
-    gboolean surface_created;
-    uint64_t serial;
-    uint32_t width, height;
-
-    /* What is still to send of the last damage taken: rectangles, the row
-     * reached in the current one, and whether MONITORS_CONFIG + MARK follow
-     * (after the first full image of a surface). New damage accumulates in
-     * the watch meanwhile, so a slow client gets fewer, fresher updates. */
-    GArray *todo;               /* QsScreenRect */
-    guint todo_pos;
-    int32_t band_y;
-    gboolean mark_pending;
-
-    uint8_t *band;              /* packed pixels of one band */
-    uint64_t image_id;
-    gboolean prefer_bitmap;     /* PREFERRED_COMPRESSION OFF */
-} QsDisplayChannel;
-
-static QsImageCodec codec_for(QsDisplayChannel *dc)
+gboolean qs_display_send(QsDisplayChannel *dc, uint16_t type, GBytes *payload)
 {
-    /* spice-gtk decodes LZ4 whenever it advertises the cap (checked
-     * pixel-exact, spice-protocol.md §3.3). */
-    if (!dc->prefer_bitmap &&
-        qs_channel_has_cap(&dc->base, SPICE_DISPLAY_CAP_LZ4_COMPRESSION)) {
-        return QS_IMAGE_CODEC_LZ4;
-    }
-    return QS_IMAGE_CODEC_BITMAP;
+    dc->stats.messages++;
+    return qs_channel_send(&dc->base, type, payload);
 }
 
-static void drop_todo(QsDisplayChannel *dc)
+void qs_display_forget_surface(QsDisplayChannel *dc)
 {
-    g_array_set_size(dc->todo, 0);
-    dc->todo_pos = 0;
-    dc->band_y = 0;
-}
-
-static void destroy_surface(QsDisplayChannel *dc)
-{
+    qs_display_streams_destroy_all(dc, dc->surface_created);
     if (dc->surface_created) {
-        qs_channel_send(&dc->base, SPICE_MSG_DISPLAY_SURFACE_DESTROY,
+        qs_display_send(dc, SPICE_MSG_DISPLAY_SURFACE_DESTROY,
                         qs_msg_surface_destroy(0));
         dc->surface_created = FALSE;
     }
-    drop_todo(dc);
     dc->mark_pending = FALSE;
 }
 
-static void take_damage(QsDisplayChannel *dc, const QsScreenDamage *damage)
+/* The surface of `damage` exists on the client; a new one (resize) is
+ * SURFACE_DESTROY, SURFACE_CREATE, full image, MONITORS_CONFIG, MARK
+ * (spice-protocol.md §3.4). FALSE when the console has no surface. */
+gboolean qs_display_ensure_surface(QsDisplayChannel *dc, const QsScreenDamage *damage,
+                                   int64_t now_us)
 {
     if (!damage->enabled) {
-        destroy_surface(dc);
-        return;
+        qs_display_forget_surface(dc);
+        return FALSE;
     }
-    drop_todo(dc);
-    if (damage->new_surface || !dc->surface_created || damage->serial != dc->serial ||
-        damage->width != dc->width || damage->height != dc->height) {
-        /* Resize: SURFACE_DESTROY, SURFACE_CREATE, full image,
-         * MONITORS_CONFIG, MARK (spice-protocol.md §3.4). */
-        QsScreenRect all = { 0, 0, (int32_t)damage->width, (int32_t)damage->height };
-
-        destroy_surface(dc);
-        dc->serial = damage->serial;
-        dc->width = damage->width;
-        dc->height = damage->height;
-        qs_channel_send(&dc->base, SPICE_MSG_DISPLAY_SURFACE_CREATE,
-                        qs_msg_surface_create(0, dc->width, dc->height,
-                                              SPICE_SURFACE_FMT_32_xRGB,
-                                              SPICE_SURFACE_FLAGS_PRIMARY));
-        dc->surface_created = TRUE;
-        g_debug("display: surface %ux%u, images as %s", dc->width, dc->height,
-                qs_image_codec_name(codec_for(dc)));
-        g_array_append_val(dc->todo, all);
-        dc->mark_pending = TRUE;
-        return;
+    if (!damage->new_surface && dc->surface_created && damage->serial == dc->serial &&
+        damage->width == dc->width && damage->height == dc->height) {
+        return TRUE;
     }
-    g_autoptr(GArray) rects = qs_screen_damage_rects(damage);
-    g_array_append_vals(dc->todo, rects->data, rects->len);
+    qs_display_forget_surface(dc);
+    dc->serial = damage->serial;
+    dc->width = damage->width;
+    dc->height = damage->height;
+    qs_display_send(dc, SPICE_MSG_DISPLAY_SURFACE_CREATE,
+                    qs_msg_surface_create(0, dc->width, dc->height,
+                                          SPICE_SURFACE_FMT_32_xRGB,
+                                          SPICE_SURFACE_FLAGS_PRIMARY));
+    dc->surface_created = TRUE;
+    dc->mark_pending = TRUE;
+    qs_display_sender_reset(dc, now_us);
+    g_debug("display: surface %ux%u", dc->width, dc->height);
+    return TRUE;
 }
 
-/* One DRAW_COPY of at most MAX_MESSAGE bytes from the current rectangle. */
-static void send_band(QsDisplayChannel *dc)
-{
-    const QsScreenRect *r = &g_array_index(dc->todo, QsScreenRect, dc->todo_pos);
-    size_t row = (size_t)r->width * 4;
-    int32_t rows = (int32_t)MIN((size_t)(r->height - dc->band_y), MAX(1, MAX_BAND_BYTES / row));
-    QsScreenRect band = { r->x, r->y + dc->band_y, r->width, rows };
-    QsPixelRect pixels = { dc->band, row, (uint32_t)r->width, (uint32_t)rows };
-    g_autoptr(GError) error = NULL;
-
-    if (!qs_screen_read(dc->screen, dc->serial, &band, dc->band, row, &error)) {
-        /* The surface changed under us (STALE): the watch reports the new
-         * one on the next take, which redraws everything. */
-        g_debug("display: dropping stale damage: %s", error->message);
-        drop_todo(dc);
-        dc->mark_pending = FALSE;
-        return;
-    }
-    qs_channel_send(&dc->base, SPICE_MSG_DISPLAY_DRAW_COPY,
-                    qs_msg_draw_copy(0, band.x, band.y, &pixels, codec_for(dc),
-                                     ++dc->image_id, NULL));
-    dc->band_y += rows;
-    if (dc->band_y >= r->height) {
-        dc->todo_pos++;
-        dc->band_y = 0;
-    }
-}
-
-static void send_mark(QsDisplayChannel *dc)
+void qs_display_send_mark(QsDisplayChannel *dc)
 {
     if (qs_channel_has_cap(&dc->base, SPICE_DISPLAY_CAP_MONITORS_CONFIG)) {
         QsMonitor head = { 0, 0, dc->width, dc->height, 0, 0, 0 };
 
-        qs_channel_send(&dc->base, SPICE_MSG_DISPLAY_MONITORS_CONFIG,
+        qs_display_send(dc, SPICE_MSG_DISPLAY_MONITORS_CONFIG,
                         qs_msg_monitors_config(&head, 1, 1));
     }
-    qs_channel_send(&dc->base, SPICE_MSG_DISPLAY_MARK, NULL);
+    qs_display_send(dc, SPICE_MSG_DISPLAY_MARK, NULL);
     dc->mark_pending = FALSE;
-    qs_channel_ping(&dc->base, g_get_monotonic_time());
 }
 
-/* Sends while the connection has room; called on DISPLAY_INIT, when the
- * screen changed, and when the queue drained or an ACK opened the window. */
-void qs_display_channel_pump(QsChannel *ch)
+static gboolean on_wake(gpointer user_data)
 {
-    QsDisplayChannel *dc = (QsDisplayChannel *)ch;
+    QsDisplayChannel *dc = user_data;
 
-    if (!dc->init_received || dc->pumping) {
+    g_source_unref(dc->wake);
+    dc->wake = NULL;
+    dc->wake_at = 0;
+    qs_display_channel_pump(&dc->base);
+    return G_SOURCE_REMOVE;
+}
+
+/* One timer for every deadline of the send loop: the earliest wins. */
+void qs_display_arm_wake(QsDisplayChannel *dc, int64_t at_us)
+{
+    int64_t now = g_get_monotonic_time();
+
+    if (at_us <= 0 || (dc->wake && dc->wake_at <= at_us)) {
         return;
     }
-    dc->pumping = TRUE;
-    while (qs_channel_can_send(ch)) {
-        if (dc->todo_pos < dc->todo->len) {
-            send_band(dc);
-        } else if (dc->mark_pending) {
-            send_mark(dc);
-        } else {
-            g_autoptr(QsScreenDamage) damage = qs_screen_watch_take(dc->watch);
-
-            if (!damage) {
-                break;
-            }
-            take_damage(dc, damage);
-        }
+    if (dc->wake) {
+        g_source_destroy(dc->wake);
+        g_source_unref(dc->wake);
     }
-    dc->pumping = FALSE;
+    dc->wake_at = at_us;
+    /* Millisecond timers round up: a pacer wake 300 us away is 1 ms. */
+    dc->wake = g_timeout_source_new((guint)MAX(0, (at_us - now + 999) / 1000));
+    g_source_set_callback(dc->wake, on_wake, dc, NULL);
+    g_source_attach(dc->wake, dc->context);
+}
+
+static void send_ping(QsDisplayChannel *dc)
+{
+    qs_channel_ping(&dc->base, g_get_monotonic_time());
+    dc->stats.messages++;
+}
+
+static gboolean on_ping_timer(gpointer user_data)
+{
+    QsDisplayChannel *dc = user_data;
+
+    if (!qs_conn_is_closed(dc->base.conn)) {
+        send_ping(dc);
+        /* Also a guard: nothing waits for a lost wake-up longer than this. */
+        qs_display_channel_pump(&dc->base);
+    }
+    return G_SOURCE_CONTINUE;
 }
 
 static gboolean display_handle(QsChannel *ch, const QsClientMsg *msg, GError **error)
@@ -174,14 +119,20 @@ static gboolean display_handle(QsChannel *ch, const QsClientMsg *msg, GError **e
     switch (msg->type) {
     case SPICE_MSGC_DISPLAY_INIT:
         dc->init_received = TRUE;
+        send_ping(dc);
         qs_display_channel_pump(ch);
         break;
     case SPICE_MSGC_DISPLAY_PREFERRED_COMPRESSION:
         dc->prefer_bitmap = msg->u.compression == SPICE_IMAGE_COMPRESSION_OFF;
         break;
+    case SPICE_MSGC_DISPLAY_STREAM_REPORT:
+        qs_display_streams_report(dc, msg);
+        break;
+    case SPICE_MSGC_DISPLAY_PREFERRED_VIDEO_CODEC_TYPE:
+        qs_display_streams_preferred(dc, msg->u.bytes.data, msg->u.bytes.len);
+        break;
     default:
-        /* STREAM_REPORT, PREFERRED_VIDEO_CODEC_TYPE: no streams yet;
-         * GL_DRAW_DONE: no GL scanout over TCP. */
+        /* GL_DRAW_DONE: no GL scanout over TCP. */
         break;
     }
     return TRUE;
@@ -196,9 +147,21 @@ static void display_finalize(QsChannel *ch)
 {
     QsDisplayChannel *dc = (QsDisplayChannel *)ch;
 
+    qs_display_stats_log(dc);
+    qs_display_streams_destroy_all(dc, FALSE);
+    if (dc->wake) {
+        g_source_destroy(dc->wake);
+        g_source_unref(dc->wake);
+    }
+    g_source_destroy(dc->ping_timer);
+    g_source_unref(dc->ping_timer);
+    dc->life->dc = NULL;
+    if (g_atomic_int_dec_and_test(&dc->life->ref)) {
+        g_free(dc->life);
+    }
+    qs_display_sender_clear(dc);
     qs_screen_watch_free(dc->watch);
-    g_array_unref(dc->todo);
-    g_free(dc->band);
+    g_main_context_unref(dc->context);
 }
 
 static const QsChannelClass display_class = {
@@ -216,8 +179,20 @@ QsChannel *qs_display_channel_new(QsSession *session, QsConn *conn)
 
     dc->screen = qs_channels_screen(session->hub);
     dc->watch = qs_screen_watch_new(dc->screen);
-    dc->todo = g_array_new(FALSE, FALSE, sizeof(QsScreenRect));
-    dc->band = g_malloc(MAX_BAND_BYTES);     /* a row is at most 64 KiB */
-    qs_channel_set_ack(&dc->base, QS_CHANNEL_ACK_WINDOW);
+    dc->context = g_main_context_ref_thread_default();
+    dc->life = g_new0(QsDisplayLife, 1);
+    dc->life->ref = 1;
+    dc->life->dc = dc;
+    dc->stats.start_us = g_get_monotonic_time();
+    dc->h264_ok = qs_channel_has_cap(&dc->base, SPICE_DISPLAY_CAP_MULTI_CODEC) &&
+                  qs_channel_has_cap(&dc->base, SPICE_DISPLAY_CAP_CODEC_H264);
+    /* Every spice-gtk decodes MJPEG; without MULTI_CODEC it is the only one. */
+    dc->mjpeg_ok = TRUE;
+    dc->stream_rate_pct = 100;
+    qs_display_sender_init(dc);
+    dc->ping_timer = g_timeout_source_new(QS_DISPLAY_PING_MS);
+    g_source_set_callback(dc->ping_timer, on_ping_timer, dc, NULL);
+    g_source_attach(dc->ping_timer, dc->context);
+    qs_channel_set_ack(&dc->base, QS_DISPLAY_ACK_WINDOW);
     return &dc->base;
 }

@@ -60,13 +60,11 @@ static void put_rect(GByteArray *b, int32_t x, int32_t y, uint32_t w, uint32_t h
  * src_area, rop_descriptor PUT, scale_mode, QMask{flags 0, pos, bitmap 0}},
  * and the image at offset 57, which the pointer designates.
  */
-GBytes *qs_msg_draw_copy(uint32_t surface_id, int32_t x, int32_t y,
-                         const QsPixelRect *rect, QsImageCodec codec,
-                         uint64_t image_id, QsImageCodec *used)
+static GByteArray *draw_copy_header(uint32_t surface_id, int32_t x, int32_t y,
+                                    const QsPixelRect *rect)
 {
     GByteArray *b = g_byte_array_sized_new(
         (guint)(QS_DRAW_COPY_HEADER_SIZE + qs_enc_bitmap_size(rect->width, rect->height)));
-    QsImageCodec got;
 
     qs_wire_u32(b, surface_id);
     put_rect(b, x, y, rect->width, rect->height);
@@ -80,8 +78,33 @@ GBytes *qs_msg_draw_copy(uint32_t surface_id, int32_t x, int32_t y,
     qs_wire_i32(b, 0);
     qs_wire_u32(b, 0);                              /* mask bitmap: none */
     g_assert(b->len == QS_DRAW_COPY_HEADER_SIZE);
+    return b;
+}
 
-    got = qs_encode_image(codec, rect, image_id, b);
+GBytes *qs_msg_draw_copy(uint32_t surface_id, int32_t x, int32_t y,
+                         const QsPixelRect *rect, QsImageCodec codec,
+                         uint64_t image_id, QsImageCodec *used)
+{
+    GByteArray *b = draw_copy_header(surface_id, x, y, rect);
+    QsImageCodec got = qs_encode_image(codec, rect, image_id, b);
+
+    if (used) {
+        *used = got;
+    }
+    return g_byte_array_free_to_bytes(b);
+}
+
+GBytes *qs_msg_draw_copy_jpeg(uint32_t surface_id, int32_t x, int32_t y,
+                              const QsPixelRect *rect, int quality,
+                              QsImageCodec fallback, uint64_t image_id,
+                              QsImageCodec *used)
+{
+    GByteArray *b = draw_copy_header(surface_id, x, y, rect);
+    QsImageCodec got = QS_IMAGE_CODEC_JPEG;
+
+    if (!qs_enc_jpeg_append(rect, image_id, quality, b)) {
+        got = qs_encode_image(fallback, rect, image_id, b);
+    }
     if (used) {
         *used = got;
     }

@@ -66,6 +66,12 @@ GBytes *qs_msg_monitors_config(const QsMonitor *monitors, uint16_t n,
 GBytes *qs_msg_draw_copy(uint32_t surface_id, int32_t x, int32_t y,
                          const QsPixelRect *rect, QsImageCodec codec,
                          uint64_t image_id, QsImageCodec *used);
+/* The same with a JPEG image of `quality` (1..100), or `fallback` when JPEG
+ * does not pay. */
+GBytes *qs_msg_draw_copy_jpeg(uint32_t surface_id, int32_t x, int32_t y,
+                              const QsPixelRect *rect, int quality,
+                              QsImageCodec fallback, uint64_t image_id,
+                              QsImageCodec *used);
 
 /* Inputs channel. */
 GBytes *qs_msg_inputs_init(uint16_t modifiers);

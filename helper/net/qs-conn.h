@@ -4,6 +4,7 @@
 #pragma once
 
 #include <glib.h>
+#include "flow/qs-bwe.h"
 #include "net/qs-spice-protocol.h"
 
 G_BEGIN_DECLS
@@ -99,6 +100,18 @@ gsize qs_conn_get_queued_bytes(QsConn *conn);
 /* Closes the connection: queued data is dropped, the socket shut down, the
  * reason logged once, and the closed handler called from an idle. Safe to
  * call more than once and from any handler. */
+/* A snapshot of the socket for the flow layer (TCP_INFO, SIOCOUTQ,
+ * SIOCOUTQNSD). bytes_written is socket-level (TLS ciphertext included):
+ * tcpi_bytes_acked plus what the kernel still holds, so it lines up with
+ * bytes_acked. FALSE (facts zeroed) when the connection is closed or the
+ * socket is not TCP. */
+gboolean qs_conn_get_link_facts(QsConn *conn, QsLinkFacts *facts);
+
+/* TCP_NOTSENT_LOWAT: the kernel keeps at most this many unsent bytes
+ * before it stops reporting the socket writable. Ignored where the socket
+ * does not support it. */
+void qs_conn_set_notsent_lowat(QsConn *conn, guint32 bytes);
+
 void qs_conn_close(QsConn *conn, const char *reason);
 gboolean qs_conn_is_closed(QsConn *conn);
 

@@ -15,6 +15,15 @@ struct QsConn {
     gsize queued;
     char *close_reason;
     gboolean closed_reported;
+
+    GArray *delays;             /* int64_t per sent message: link backlog it met */
+    uint64_t link_bw, link_written, link_drained;
+    uint32_t link_rtt;
+    int64_t link_last_us;
+#define FAKE_LINK_HIST 4096
+    int64_t link_hist_t[FAKE_LINK_HIST];
+    uint64_t link_hist_d[FAKE_LINK_HIST];
+    guint link_hist_len;
 };
 
 static void fake_msg_clear(gpointer p)
@@ -41,6 +50,7 @@ QsConn *fake_conn_new(guint8 channel_type, guint8 channel_id,
     conn->info.n_common_caps = 1;
     conn->info.peer = "fake:1";
     conn->sent = g_array_new(FALSE, TRUE, sizeof(FakeMsg));
+    conn->delays = g_array_new(FALSE, TRUE, sizeof(int64_t));
     g_array_set_clear_func(conn->sent, fake_msg_clear);
     return conn;
 }
@@ -60,6 +70,7 @@ void qs_conn_unref(QsConn *conn)
 {
     if (conn && --conn->refs == 0) {
         g_array_unref(conn->sent);
+        g_array_unref(conn->delays);
         g_free(conn->close_reason);
         g_free(conn);
     }
@@ -113,6 +124,12 @@ gboolean qs_conn_send(QsConn *conn, guint16 type, GBytes *payload)
     if (conn->close_reason) {
         g_bytes_unref(m.payload);
         return FALSE;
+    }
+    {
+        int64_t delay = fake_conn_link_delay_us(conn);
+
+        g_array_append_val(conn->delays, delay);
+        conn->link_written += g_bytes_get_size(m.payload) + 6;     /* mini header */
     }
     g_array_append_val(conn->sent, m);
     return TRUE;
@@ -171,6 +188,7 @@ GArray *fake_conn_sent(QsConn *conn)
 void fake_conn_clear(QsConn *conn)
 {
     g_array_set_size(conn->sent, 0);
+    g_array_set_size(conn->delays, 0);
 }
 
 void fake_conn_set_queued(QsConn *conn, gsize bytes)
@@ -196,3 +214,81 @@ gboolean fake_conn_has_handlers(QsConn *conn)
     return conn->handlers.message != NULL;
 }
 
+
+/*
+ * An optional simulated link (fake_conn_set_link): one bottleneck of
+ * `bw` bytes/s draining what was sent, and a base round trip; ACKs report
+ * what drained `rtt` ago. Enough for the pacer to see a queue build, and
+ * for tests to see how long each message waited for the wire.
+ */
+static void link_advance(QsConn *conn)
+{
+    int64_t now = g_get_monotonic_time();
+    uint64_t can = (uint64_t)(now - conn->link_last_us) * conn->link_bw / G_USEC_PER_SEC;
+
+    if (can > 0) {
+        conn->link_drained = MIN(conn->link_written, conn->link_drained + can);
+        conn->link_last_us = now;
+    }
+    if (conn->link_hist_len == 0 ||
+        now - conn->link_hist_t[(conn->link_hist_len - 1) % FAKE_LINK_HIST] >= 1000) {
+        conn->link_hist_t[conn->link_hist_len % FAKE_LINK_HIST] = now;
+        conn->link_hist_d[conn->link_hist_len % FAKE_LINK_HIST] = conn->link_drained;
+        conn->link_hist_len++;
+    }
+}
+
+void fake_conn_set_link(QsConn *conn, uint64_t bytes_per_s, uint32_t rtt_us)
+{
+    conn->link_bw = bytes_per_s;
+    conn->link_rtt = rtt_us;
+    conn->link_last_us = g_get_monotonic_time();
+}
+
+int64_t fake_conn_link_delay_us(QsConn *conn)
+{
+    if (!conn->link_bw) {
+        return 0;
+    }
+    link_advance(conn);
+    return (int64_t)((conn->link_written - conn->link_drained) * G_USEC_PER_SEC / conn->link_bw);
+}
+
+int64_t fake_conn_msg_delay_us(QsConn *conn, guint i)
+{
+    g_assert_cmpuint(i, <, conn->delays->len);
+    return g_array_index(conn->delays, int64_t, i);
+}
+
+gboolean qs_conn_get_link_facts(QsConn *conn, QsLinkFacts *facts)
+{
+    int64_t now = g_get_monotonic_time();
+    uint64_t acked = 0;
+
+    memset(facts, 0, sizeof(*facts));
+    if (!conn->link_bw) {
+        return FALSE;           /* no socket: the pacer runs on its defaults */
+    }
+    link_advance(conn);
+    for (guint k = MIN(conn->link_hist_len, FAKE_LINK_HIST); k > 0; k--) {
+        guint j = (conn->link_hist_len - k) % FAKE_LINK_HIST;
+
+        if (now - conn->link_hist_t[j] >= conn->link_rtt) {
+            acked = conn->link_hist_d[j];
+        }
+    }
+    facts->bytes_written = conn->link_written;
+    facts->bytes_acked = acked;
+    facts->in_flight_bytes = (uint32_t)MIN(conn->link_written - acked, G_MAXUINT32);
+    facts->rtt_us = conn->link_rtt + (uint32_t)fake_conn_link_delay_us(conn);
+    facts->min_rtt_us = conn->link_rtt;
+    facts->delivery_rate = conn->link_bw;
+    facts->delivery_rate_app_limited = conn->link_written == conn->link_drained;
+    return TRUE;
+}
+
+void qs_conn_set_notsent_lowat(QsConn *conn, guint32 bytes)
+{
+    (void)conn;
+    (void)bytes;
+}

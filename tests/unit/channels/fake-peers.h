@@ -25,6 +25,13 @@ void fake_conn_clear(QsConn *conn);
 void fake_conn_set_queued(QsConn *conn, gsize bytes);
 void fake_conn_drain(QsConn *conn);
 const char *fake_conn_close_reason(QsConn *conn);   /* NULL if open */
+/* A simulated link (bottleneck rate, base RTT) behind qs_conn_get_link_facts;
+ * without one the facts are unknown. */
+void fake_conn_set_link(QsConn *conn, uint64_t bytes_per_s, uint32_t rtt_us);
+/* What is queued at the bottleneck now, in time to drain it. */
+int64_t fake_conn_link_delay_us(QsConn *conn);
+/* The backlog message `i` (of fake_conn_sent) met when it was sent. */
+int64_t fake_conn_msg_delay_us(QsConn *conn, guint i);
 gboolean fake_conn_has_handlers(QsConn *conn);
 
 QsCursor *fake_cursor_new(void);

@@ -1,0 +1,225 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* Where the display channel should stream: moving areas from the screen's heat, exact rectangles, damage the streams absorb. */
+#include "channels/qs-display-private.h"
+
+#include <string.h>
+
+/*
+ * Detection counts what qemu delivered (the screen's heat), never what we
+ * sent, so a slow link cannot keep an animation from streaming (the seeds'
+ * prototype failure). A block is moving after QS_STREAM_HOT_COUNT changes
+ * in the heat window with one in the last QS_STREAM_HOT_GAP_US: the 6th
+ * frame of a 30 fps animation. Each 4-connected group of moving blocks is
+ * one stream whose rectangle is the exact pixel bounds the heat recorded
+ * (even sizes for I420), so no background pixel outside it goes lossy.
+ * Blocks on the stream's edge keep their image work only for pixels the
+ * stream does not cover.
+ */
+
+#define QS_STREAM_HOT_COUNT 6
+#define QS_STREAM_HOT_GAP_US 200000
+#define QS_STREAM_MIN_AREA (128 * 128)
+#define QS_STREAM_DETECT_US 30000
+
+/* Even sizes inside the surface; FALSE if too small to stream. */
+static gboolean even_rect(QsDisplayChannel *dc, QsScreenRect *r)
+{
+    if (r->width & 1) {
+        if (r->x + r->width < (int32_t)dc->width) {
+            r->width++;
+        } else if (r->x > 0) {
+            r->x--;
+            r->width++;
+        } else {
+            r->width--;
+        }
+    }
+    if (r->height & 1) {
+        if (r->y + r->height < (int32_t)dc->height) {
+            r->height++;
+        } else if (r->y > 0) {
+            r->y--;
+            r->height++;
+        } else {
+            r->height--;
+        }
+    }
+    return r->width >= 64 && r->height >= 64 &&
+           (int64_t)r->width * r->height >= QS_STREAM_MIN_AREA &&
+           (uint32_t)MAX(r->width, r->height) <= QS_VIDEO_MAX_SIDE;
+}
+
+/* One moving area: the group of moving blocks around `seed` and its exact
+ * changed pixels. Clears the group from `moving`. */
+static QsScreenRect flood(const QsScreenHeat *heat, uint8_t *moving, guint seed)
+{
+    g_autoptr(GArray) todo = g_array_new(FALSE, FALSE, sizeof(guint));
+    QsScreenRect box = { 0 };
+
+    moving[seed] = 0;
+    g_array_append_val(todo, seed);
+    while (todo->len) {
+        guint i = g_array_index(todo, guint, todo->len - 1);
+        uint32_t x = i % heat->blocks_x, y = i / heat->blocks_x;
+        guint next[4] = { i - 1, i + 1, i - heat->blocks_x, i + heat->blocks_x };
+        gboolean ok[4] = { x > 0, x + 1 < heat->blocks_x, y > 0, y + 1 < heat->blocks_y };
+
+        g_array_set_size(todo, todo->len - 1);
+        if (heat->changed[i].width > 0) {
+            box = box.width ? qs_rect_union(&box, &heat->changed[i]) : heat->changed[i];
+        }
+        for (guint k = 0; k < 4; k++) {
+            if (ok[k] && moving[next[k]]) {
+                moving[next[k]] = 0;
+                g_array_append_val(todo, next[k]);
+            }
+        }
+    }
+    return box;
+}
+
+static void consider_area(QsDisplayChannel *dc, QsScreenRect box,
+                          int64_t now_us)
+{
+    /* The heat window may hold only the first frames yet: rate control
+     * assumes the usual 30; frames follow the guest's own rate anyway. */
+    uint32_t fps = 30;
+    guint free_slot = QS_DISPLAY_MAX_STREAMS;
+
+    for (guint i = 0; i < QS_DISPLAY_MAX_STREAMS; i++) {
+        QsDisplayStream *s = dc->streams[i];
+
+        if (!s) {
+            free_slot = MIN(free_slot, i);
+            continue;
+        }
+        if (!qs_rect_overlap(&s->rect, &box)) {
+            continue;
+        }
+        if (qs_rect_contains(&s->rect, &box)) {
+            return;             /* stable: the stream already covers it */
+        }
+        /* Outgrown: one stream over old and new bounds. */
+        box = qs_rect_union(&box, &s->rect);
+        qs_display_stream_end(dc, i, TRUE, now_us);
+        free_slot = MIN(free_slot, i);
+    }
+    if (free_slot < QS_DISPLAY_MAX_STREAMS && even_rect(dc, &box)) {
+        qs_display_stream_start(dc, free_slot, &box, fps, now_us);
+    }
+}
+
+void qs_display_streams_detect(QsDisplayChannel *dc, int64_t now_us)
+{
+    QsScreenHeat *heat;
+    g_autofree uint8_t *moving = NULL;
+    guint n;
+
+    for (guint i = 0; i < QS_DISPLAY_MAX_STREAMS; i++) {
+        if (dc->streams[i] && now_us - dc->streams[i]->last_change_us > QS_STREAM_END_US) {
+            qs_display_stream_end(dc, i, TRUE, now_us);
+        }
+    }
+    if (now_us - dc->last_heat_us < QS_STREAM_DETECT_US || (!dc->mjpeg_ok && !dc->h264_ok)) {
+        return;
+    }
+    dc->last_heat_us = now_us;
+    g_clear_pointer(&dc->heat, qs_screen_heat_free);
+    dc->heat = qs_screen_heat_snapshot(dc->screen, now_us);
+    heat = dc->heat;
+    if (!heat->counts || heat->serial != dc->serial || heat->width != dc->width ||
+        heat->height != dc->height) {
+        return;
+    }
+    n = heat->blocks_x * heat->blocks_y;
+    moving = g_malloc0(n);
+    for (guint i = 0; i < n; i++) {
+        moving[i] = heat->counts[i] >= QS_STREAM_HOT_COUNT &&
+                    now_us - heat->last_change_us[i] <= QS_STREAM_HOT_GAP_US;
+    }
+    for (guint i = 0; i < n; i++) {
+        if (moving[i]) {
+            QsScreenRect box = flood(heat, moving, i);
+
+            if (box.width > 0) {
+                consider_area(dc, box, now_us);
+            }
+        }
+    }
+}
+
+static gboolean heat_usable(QsDisplayChannel *dc, const QsScreenDamage *d)
+{
+    return dc->heat && dc->heat->changed && dc->heat->serial == d->serial &&
+           dc->heat->blocks_x == d->blocks_x && dc->heat->blocks_y == d->blocks_y;
+}
+
+gboolean qs_display_rect_all_moving(QsDisplayChannel *dc, const QsScreenRect *r)
+{
+    const QsScreenHeat *h = dc->heat;
+    uint32_t c0 = (uint32_t)r->x / QS_SCREEN_BLOCK, r0 = (uint32_t)r->y / QS_SCREEN_BLOCK;
+    uint32_t c1 = (uint32_t)(r->x + r->width - 1) / QS_SCREEN_BLOCK;
+    uint32_t r1 = (uint32_t)(r->y + r->height - 1) / QS_SCREEN_BLOCK;
+
+    if (!h || !h->changed || h->serial != dc->serial || c1 >= h->blocks_x || r1 >= h->blocks_y) {
+        return FALSE;
+    }
+    for (uint32_t y = r0; y <= r1; y++) {
+        for (uint32_t x = c0; x <= c1; x++) {
+            const QsScreenRect *c = &h->changed[(size_t)y * h->blocks_x + x];
+            QsScreenRect block = { (int32_t)(x * QS_SCREEN_BLOCK), (int32_t)(y * QS_SCREEN_BLOCK),
+                                   (int32_t)MIN(QS_SCREEN_BLOCK, h->width - x * QS_SCREEN_BLOCK),
+                                   (int32_t)MIN(QS_SCREEN_BLOCK, h->height - y * QS_SCREEN_BLOCK) };
+
+            if (c->width <= 0 || !qs_rect_contains(c, &block)) {
+                return FALSE;
+            }
+        }
+    }
+    return TRUE;
+}
+
+/* Marks streams whose area changed; drops the damage of blocks on a
+ * stream's edge whose changed pixels all lie inside the stream (the stream
+ * carries them; resending the block as an image every frame would not). */
+void qs_display_streams_damage(QsDisplayChannel *dc, QsScreenDamage *d)
+{
+    gboolean heat_ok = heat_usable(dc, d);
+
+    for (guint k = 0; k < QS_DISPLAY_MAX_STREAMS; k++) {
+        QsDisplayStream *s = dc->streams[k];
+        uint32_t c0, c1, r0, r1;
+        gboolean hit = FALSE;
+
+        if (!s) {
+            continue;
+        }
+        c0 = (uint32_t)s->rect.x / QS_SCREEN_BLOCK;
+        r0 = (uint32_t)s->rect.y / QS_SCREEN_BLOCK;
+        c1 = MIN((uint32_t)(s->rect.x + s->rect.width - 1) / QS_SCREEN_BLOCK, d->blocks_x - 1);
+        r1 = MIN((uint32_t)(s->rect.y + s->rect.height - 1) / QS_SCREEN_BLOCK, d->blocks_y - 1);
+        for (uint32_t y = r0; y <= r1; y++) {
+            for (uint32_t x = c0; x <= c1; x++) {
+                size_t i = (size_t)y * d->blocks_x + x;
+                gboolean edge = x == c0 || x == c1 || y == r0 || y == r1;
+
+                if (!d->damaged[i]) {
+                    continue;
+                }
+                hit = TRUE;
+                if (edge && heat_ok && dc->heat->changed[i].width > 0 &&
+                    qs_rect_contains(&s->rect, &dc->heat->changed[i])) {
+                    d->damaged[i] = 0;
+                }
+            }
+        }
+        if (hit) {
+            if (s->dirty) {
+                dc->stats.frames_skipped++;     /* replaced before it was read */
+            }
+            s->dirty = TRUE;
+            s->last_change_us = d->newest_us;
+        }
+    }
+}
+

@@ -1,0 +1,29 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* The display channel's session summary, logged when the client goes. */
+#include "channels/qs-display-private.h"
+
+void qs_display_stats_log(QsDisplayChannel *dc)
+{
+    const QsDisplayStats *st = &dc->stats;
+    int64_t dur = g_get_monotonic_time() - st->start_us;
+    int64_t lag_mean = -1, lag_p95 = -1;
+    double secs = MAX((double)dur / G_USEC_PER_SEC, 0.001);
+
+    if (!qs_channel_ack_lag(&dc->base, &lag_mean, &lag_p95)) {
+        lag_mean = lag_p95 = -1;
+    }
+    g_message("display session: %.1f s, %" G_GUINT64_FORMAT " bytes (%.2f Mbit/s), "
+              "%" G_GUINT64_FORMAT " messages; images bitmap %" G_GUINT64_FORMAT
+              " lz4 %" G_GUINT64_FORMAT " jpeg %" G_GUINT64_FORMAT " (%" G_GUINT64_FORMAT
+              " bytes), lossless repairs %" G_GUINT64_FORMAT "; streams %" G_GUINT64_FORMAT
+              ", frames %" G_GUINT64_FORMAT " (%" G_GUINT64_FORMAT " bytes, %" G_GUINT64_FORMAT
+              " flushes, %" G_GUINT64_FORMAT " skipped at source, client drops %" G_GUINT64_FORMAT "); ACK lag mean %" G_GINT64_FORMAT
+              " ms p95 %" G_GINT64_FORMAT " ms; RTT min %u ms srtt %u ms; bandwidth %.2f Mbit/s",
+              secs, st->bytes_written, (double)st->bytes_written * 8 / secs / 1e6,
+              st->messages, st->images[QS_IMAGE_CODEC_BITMAP], st->images[QS_IMAGE_CODEC_LZ4],
+              st->images[QS_IMAGE_CODEC_JPEG], st->image_bytes, st->repairs, st->streams,
+              st->frames, st->frame_bytes, st->flushes, st->frames_skipped, st->client_drops,
+              lag_mean < 0 ? -1 : lag_mean / 1000, lag_p95 < 0 ? -1 : lag_p95 / 1000,
+              qs_bwe_min_rtt_us(dc->bwe) / 1000, qs_bwe_srtt_us(dc->bwe) / 1000,
+              (double)qs_bwe_bandwidth(dc->bwe) * 8 / 1e6);
+}
