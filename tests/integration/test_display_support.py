@@ -40,6 +40,9 @@ class Helper:
         self.dir = tempfile.mkdtemp(prefix="qs-display-test-")
         self.control = os.path.join(self.dir, "control.sock") if control else None
         argv = [str(binary), *[str(a) for a in args]]
+        if not any(str(a).startswith(("--listen", "--tls-listen")) for a in args):
+            # The helper always serves; these tests only look at its copy.
+            argv += ["--listen", "127.0.0.1:0", "--disable-ticketing"]
         if control:
             argv += ["--test-control", self.control]
         self.stderr_path = os.path.join(self.dir, "stderr")
@@ -48,12 +51,12 @@ class Helper:
                                      stdout=subprocess.DEVNULL, stderr=self._stderr)
 
     @classmethod
-    def p2p(cls, binary, qemu, args=()):
+    def p2p(cls, binary, qemu, args=(), control=True):
         """Attached with --dbus-p2p-fd to a fresh qemu D-Bus client."""
         sock = qemu.dbus_p2p_client()
         try:
             return cls(binary, ["--dbus-p2p-fd", sock.fileno(), *args],
-                       pass_fds=[sock.fileno()])
+                       pass_fds=[sock.fileno()], control=control)
         finally:
             sock.close()
 
@@ -84,6 +87,23 @@ class Helper:
         except subprocess.TimeoutExpired:
             raise AssertionError(f"helper still running after {timeout}s; "
                                  f"stderr: {self.stderr()}")
+
+    def wait_listening(self, port, timeout=20):
+        """Until a TCP connect to 127.0.0.1:port succeeds (the helper binds
+        its listeners after attaching to qemu)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            if self.proc.poll() is not None:
+                raise AssertionError(f"helper exited ({self.proc.returncode}): "
+                                     f"{self.stderr()}")
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                return
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise AssertionError(f"helper not listening on {port} after "
+                                         f"{timeout}s: {self.stderr()}")
+                time.sleep(0.05)
 
     def rss_kib(self):
         with open(f"/proc/{self.proc.pid}/status") as f:

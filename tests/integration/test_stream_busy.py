@@ -55,6 +55,7 @@ def test_stream_unshaped(qemu_factory, guest, helper_binary, test_client, tmp_pa
     port = free_tcp_port()
     with Helper.p2p(helper_binary, q, ["--listen", f"127.0.0.1:{port}",
                                       "--disable-ticketing"], control=False) as h:
+        h.wait_listening(port)
         # One session: streams and frames as spice-gtk logs them, a
         # mid-animation picture, then (the guest stopped meanwhile) the still
         # picture 1.5 s after the stop. The client connects ~1 s in.

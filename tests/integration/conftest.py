@@ -1,0 +1,136 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""Fixtures of the integration tests (see README.md in this directory)."""
+
+import os
+
+import pytest
+
+from harness import DBusDaemon, Guest, Libvirtd, Paths, Qemu, Xvfb, kill_strays
+from harness import timeout as _timeout
+from harness.qemu import chroot_mounts, sweep_stale_run_dirs
+
+# Which qemu builds tests parametrised with qemu_flavour run against.
+QEMU_FLAVOURS = os.environ.get("QS_QEMU_FLAVOURS", "host,trixie").split(",")
+
+# The timeout hooks live in harness/timeout.py.
+pytest_runtest_setup = _timeout.pytest_runtest_setup
+pytest_runtest_call = _timeout.pytest_runtest_call
+pytest_runtest_teardown = _timeout.pytest_runtest_teardown
+
+
+def pytest_addoption(parser):
+    _timeout.addoption(parser)
+
+
+def pytest_configure(config):
+    _timeout.configure(config)
+
+
+def pytest_sessionstart(session):
+    # Run dirs of harness processes that were SIGKILLed (nothing could clean up).
+    sweep_stale_run_dirs()
+
+
+def pytest_sessionfinish(session, exitstatus):
+    strays = kill_strays()
+    if strays:
+        print(f"\nqemu-spice harness: killed stray processes at session end: {strays}")
+
+
+@pytest.fixture(scope="session")
+def paths():
+    return Paths()
+
+
+@pytest.fixture(scope="session")
+def guest(paths):
+    """The test guest (ERROR naming tests/guest/build-guest if it cannot be built)."""
+    return Guest.build(paths)
+
+
+@pytest.fixture(params=QEMU_FLAVOURS)
+def qemu_flavour(request, paths):
+    """'host' (qemu 7.2) or a chroot suite; ERROR naming make-chroot if missing."""
+    flavour = request.param
+    if flavour != "host":
+        paths.require_chroot(flavour)
+    return flavour
+
+
+@pytest.fixture
+def qemu_factory(request, paths):
+    """make(**Qemu kwargs) -> a started Qemu, closed at teardown.
+
+    Defaults: the test's qemu_flavour if it uses that fixture (else 'host') and
+    the `guest` fixture, which the test must then request itself (or pass
+    guest=None for no kernel)."""
+    started = []
+
+    def make(**kwargs):
+        if "flavour" not in kwargs:
+            kwargs["flavour"] = (request.getfixturevalue("qemu_flavour")
+                                 if "qemu_flavour" in request.fixturenames else "host")
+        if "guest" not in kwargs:
+            # Requesting `guest` in the test's signature makes a missing guest
+            # an ERROR at setup; a lazy build here would only FAIL the call.
+            if "guest" not in request.fixturenames:
+                raise TypeError("qemu_factory: request the `guest` fixture in the test "
+                                "or pass guest=None")
+            kwargs["guest"] = request.getfixturevalue("guest")
+        kwargs.setdefault("paths", paths)
+        q = Qemu(**kwargs)
+        q.start()
+        started.append(q)
+        return q
+
+    yield make
+    errors = []
+    for q in reversed(started):
+        try:
+            q.close()
+        except Exception as e:  # noqa: BLE001 - report all of them
+            errors.append(str(e))
+    if errors:
+        pytest.fail("qemu teardown: " + "; ".join(errors))
+
+
+@pytest.fixture
+def helper_binary(paths):
+    return paths.require_helper()
+
+
+@pytest.fixture
+def test_client(paths):
+    return paths.require_test_client()
+
+
+@pytest.fixture
+def dbus_daemon():
+    with DBusDaemon() as bus:
+        yield bus
+
+
+@pytest.fixture
+def libvirtd():
+    with Libvirtd() as daemon:
+        yield daemon
+
+
+@pytest.fixture
+def xvfb():
+    with Xvfb() as x:
+        yield x
+
+
+@pytest.fixture(autouse=True)
+def _no_stray_qemu(paths):
+    """Every test: afterwards no qemu of ours runs and no chroot mount is left.
+
+    (A make-chroot build in progress has mounts of its own in its temporary
+    directory; only the finished chroots are checked.)"""
+    yield
+    strays = kill_strays(kind="qemu")
+    mounts = chroot_mounts(paths)
+    if strays or mounts:
+        pytest.fail(f"left behind: qemu processes {strays}, mounts {mounts}")
+
