@@ -11,6 +11,7 @@ picture must equal qemu's screendump exactly within about 1 s.
 Needs the helper to serve SPICE (helper/main.c: --listen, --disable-ticketing)."""
 
 import json
+import re
 import subprocess
 import threading
 
@@ -69,8 +70,19 @@ def test_stream_unshaped(qemu_factory, guest, helper_binary, test_client, tmp_pa
         finally:
             stopper.cancel()
         watch = json.loads(res.stdout.splitlines()[0])
-        assert watch["streams_created"] >= 1, (watch, h.stderr()[-2000:])
+        # The stream may start before `watch` begins counting creations, so
+        # the helper's own session summary says whether one was made.
         assert watch["stream_frames"] >= 30, watch
+        h.close()
+        summary = re.search(r"display session: .*streams (\d+), frames (\d+) .*"
+                            r"client drops (\d+)", h.stderr())
+        assert summary, h.stderr()[-2000:]
+        streams, frames, drops = map(int, summary.groups())
+        assert streams >= 1, summary.group(0)
+        # spice-gtk may count the first frame or two as late while its
+        # GStreamer decoder starts (the unit test channels-stream-client sees
+        # the same); more than that means frames arrive behind their time.
+        assert drops <= 2, summary.group(0)
         w, hgt, ref = q.screendump()
         for path in (mid, fin):
             pw, ph, _ = parse_ppm(path.read_bytes())
