@@ -11,6 +11,7 @@
 #include "display/qs-display.h"
 #include "net/qs-net-config.h"
 #include "net/qs-server.h"
+#include "qs-confine.h"
 #ifdef QS_TEST_CONTROLS
 #include "display/qs-test-control.h"
 #endif
@@ -30,6 +31,7 @@ static char *arg_dbus_address;
 static char *arg_vm;
 static char *arg_qmp;
 static int arg_console = -1;
+static QsConfineConfig confine_cfg;
 #ifdef QS_TEST_CONTROLS
 static char *arg_test_control;
 #endif
@@ -170,6 +172,8 @@ int main(int argc, char **argv)
     g_option_context_add_main_entries(ctx, entries, NULL);
     qs_net_config_init(&net_cfg);
     g_option_context_add_group(ctx, qs_net_option_group(&net_cfg));
+    qs_confine_config_init(&confine_cfg);
+    g_option_context_add_group(ctx, qs_confine_option_group(&confine_cfg));
     if (!g_option_context_parse(ctx, &argc, &argv, &error)) {
         qs_net_config_clear(&net_cfg);
         return usage_error(error->message);
@@ -193,6 +197,11 @@ int main(int argc, char **argv)
         return usage_error(error->message);
     }
     g_log_set_default_handler(log_handler, NULL);
+    /* Before any thread: uid for a per-VM bus, no_new_privs, bounding set. */
+    if (!qs_confine_prepare(&confine_cfg, arg_dbus_address != NULL, &error)) {
+        qs_net_config_clear(&net_cfg);
+        return usage_error(error->message);
+    }
 
     opts = (QsDisplayOptions){
         .p2p_fd = arg_p2p_fd,
@@ -204,6 +213,12 @@ int main(int argc, char **argv)
     };
     display = qs_display_attach(&opts, &error);
     if (!display) {
+        fprintf(stderr, "qemu-spice: %s\n", error->message);
+        qs_net_config_clear(&net_cfg);
+        return QS_EXIT_FAILURE;
+    }
+    /* Back to root for the rest of the start-up (listeners, files). */
+    if (!qs_confine_end_bus_identity(&confine_cfg, &error)) {
         fprintf(stderr, "qemu-spice: %s\n", error->message);
         qs_net_config_clear(&net_cfg);
         return QS_EXIT_FAILURE;
@@ -241,8 +256,15 @@ int main(int argc, char **argv)
     g_unix_signal_add(SIGINT, on_signal, &app);
     g_unix_signal_add(SIGTERM, on_signal, &app);
     g_unix_signal_add(SIGHUP, on_sighup, server);
-    qs_display_start(display, on_gone, &app);
-    g_main_loop_run(app.loop);
+    /* Everything is received, opened and started: confine. Before the
+     * listeners start: their D-Bus handshakes must run under the final uid. */
+    if (!qs_confine_apply(&confine_cfg, &error)) {
+        fprintf(stderr, "qemu-spice: %s\n", error->message);
+        app.status = QS_EXIT_FAILURE;
+    } else {
+        qs_display_start(display, on_gone, &app);
+        g_main_loop_run(app.loop);
+    }
     g_main_loop_unref(app.loop);
 #ifdef QS_TEST_CONTROLS
     g_clear_pointer(&tc, qs_test_control_free);
@@ -253,6 +275,7 @@ int main(int argc, char **argv)
     qs_channels_free(channels);
     g_clear_pointer(&display, qs_display_free);
     qs_net_config_clear(&net_cfg);
+    qs_confine_config_clear(&confine_cfg);
     g_free(arg_dbus_address);
     g_free(arg_vm);
     g_free(arg_qmp);

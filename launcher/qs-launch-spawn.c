@@ -15,6 +15,7 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <pwd.h>
 #include <gio/gio.h>
 #include "qs-launch-spawn.h"
 
@@ -249,10 +250,7 @@ static G_GNUC_NORETURN void child(const QsSpawnSpec *s, int ticket_fd,
     }
     stage = 3;
     if (geteuid() == 0) {
-        if (setgroups(0, NULL) < 0 || setgid(s->gid) < 0 ||
-            setuid(s->uid) < 0) {
-            goto fail;
-        }
+        /* the helper drops to s->uid itself (--user), once confined */
     } else if (getuid() != s->uid) {
         errno = EPERM;
         goto fail;
@@ -310,6 +308,13 @@ pid_t qs_spawn_helper(const QsSpawnSpec *s, GError **error)
         }
     }
     g_ptr_array_add(argv, g_strdup("--ticket-fd=6"));
+    if (geteuid() == 0) {
+        struct passwd *pw = getpwuid(s->uid);
+
+        if (pw) {
+            g_ptr_array_add(argv, g_strdup_printf("--user=%s", pw->pw_name));
+        }
+    }
     g_ptr_array_add(argv, NULL);
 
     if (pipe2(tp, O_CLOEXEC) < 0) {

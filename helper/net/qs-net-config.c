@@ -51,7 +51,8 @@ GOptionGroup *qs_net_option_group(QsNetConfig *cfg)
           "FD" },
         { "tls-dir", 0, 0, G_OPTION_ARG_FILENAME, &cfg->tls_dir,
           "x509 directory: server-cert.pem, server-key.pem (ca-cert.pem "
-          "optional); reloaded on SIGHUP", "DIR" },
+          "optional); SIGHUP reloads it, except once the fs confinement "
+          "step has hidden the files", "DIR" },
         { "ticket-file", 0, 0, G_OPTION_ARG_FILENAME, &cfg->ticket_file,
           "Read the ticket (password, at most 60 bytes) from the first line "
           "of PATH; a second line 'expiry=@UNIX_SECONDS' may set its expiry",

@@ -45,6 +45,9 @@ class Helper:
             argv += ["--listen", "127.0.0.1:0", "--disable-ticketing"]
         if control:
             argv += ["--test-control", self.control]
+            if not any(str(a).startswith("--confine") for a in args):
+                # `dump PATH` writes a file, which a confined helper cannot.
+                argv += ["--confine=none"]
         self.stderr_path = os.path.join(self.dir, "stderr")
         self._stderr = open(self.stderr_path, "w+b")
         self.proc = subprocess.Popen(argv, pass_fds=list(pass_fds),

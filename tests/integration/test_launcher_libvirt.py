@@ -269,9 +269,11 @@ def test_attach_p2p_console_and_detach(libvirtd, guest, launcher_env):
     # the probe has reported).
     rep = env.probe_report(name, pid)
     check_helper_fds(pid, port)
-    nobody = pwd.getpwnam("nobody")
-    assert (rep["uid"], rep["gid"], rep["groups"]) == (nobody.pw_uid, nobody.pw_gid, [])
-    assert rep["argv"][1:] == ["--dbus-p2p-fd=3", "--listen-fd=4", "--ticket-fd=6"]
+    # Started as root: the helper drops to --user itself once it has
+    # confined itself (qemu-spice --help-confinement).
+    assert rep["uid"] == 0
+    assert rep["argv"][1:] == ["--dbus-p2p-fd=3", "--listen-fd=4", "--ticket-fd=6",
+                               "--user=nobody"]
     assert rep["fds"]["6"].startswith("pipe:")
     password = (env.run_dir / f"{name}.ticket").read_text().splitlines()[0]
     assert rep["ticket"] == f"{password}\nexpiry=never\n"
@@ -319,9 +321,12 @@ def test_attach_bus_mode_runs_as_bus_owner(libvirtd, guest, launcher_env):
     st = env.state(name)
     rep = env.probe_report(name, st["helper_pid"])
     sock = os.stat(address.split("=", 1)[1])
-    assert rep["uid"] == sock.st_uid and rep["gid"] == sock.st_gid
-    assert rep["uid"] == int(subprocess.check_output(["id", "-u", "libvirt-qemu"]))
+    # The helper connects to the bus as the bus's owner (--user), which it
+    # becomes itself, so it is started as root.
+    assert rep["uid"] == 0
     assert rep["argv"][1:3] == [f"--dbus-address={address}", f"--vm={st['uuid']}"]
+    assert rep["argv"][-1] == f"--user={pwd.getpwuid(sock.st_uid).pw_name}"
+    assert sock.st_uid == int(subprocess.check_output(["id", "-u", "libvirt-qemu"]))
     check_helper_fds(st["helper_pid"], st["port"], p2p=False)
     env.run("detach", name, check=True)
     assert env.run_files() == [] and env.helper_pids() == []
@@ -485,7 +490,7 @@ def test_attach_tls_private_copy(libvirtd, guest, launcher_env):
     private = env.run_dir / f"{name}.tls"
     assert rep["argv"][1:] == ["--dbus-p2p-fd=3", "--listen-fd=4", "--tls-listen-fd=5",
                                f"--tls-dir={private}", "--secure-channels=all",
-                               "--ticket-fd=6"]
+                               "--ticket-fd=6", "--user=nobody"]
     assert st["tls_port"] != st["port"] and st["tls_port"]
     fds = fd_table(st["helper_pid"])
     assert fds[5] in listening_inodes(st["tls_port"])

@@ -5,6 +5,7 @@ the guest's picture. Needs the helper to serve SPICE on inherited listening
 sockets (--listen-fd, --ticket-fd)."""
 
 import subprocess
+import time
 
 from test_launcher_libvirt import LauncherEnv, make_tls_dir, start_domain
 
@@ -16,6 +17,17 @@ def client_ticket(env, name):
     path.write_text(password + "\n")
     path.chmod(0o600)
     return path
+
+
+def wait_guest_ready(env, name, timeout=60):
+    """The guest draws its picture once it prints READY on its serial file."""
+    path = env.dir / f"{name}.serial"
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if path.exists() and "READY " in path.read_text(errors="replace"):
+            return
+        time.sleep(0.2)
+    raise AssertionError(f"no READY on {path} within {timeout}s")
 
 
 def run_client(test_client, *args, timeout=60):
@@ -32,6 +44,7 @@ def test_real_helper_serves_picture(libvirtd, guest, paths, helper_binary, test_
         res = env.run("attach", name, "--no-supervise")
         assert res.returncode == 0, res.stderr
         st = env.state(name)
+        wait_guest_ready(env, name)
         shot = env.dir / "shot.ppm"
         res = run_client(test_client, "--port", st["port"], "--ticket-file",
                          client_ticket(env, name), "screenshot", shot, "info")

@@ -70,15 +70,26 @@ static QsConn *link_channel(Fixture *fx, guint8 type, guint8 id, guint32 conn_id
     return conn;
 }
 
-static char *sent_types(QsConn *conn)
+/* The types of the messages sent, skipping `except` (0: none). */
+static char *sent_types_except(QsConn *conn, uint16_t except)
 {
     GArray *sent = fake_conn_sent(conn);
     GString *s = g_string_new(NULL);
 
     for (guint i = 0; i < sent->len; i++) {
-        g_string_append_printf(s, "%s%u", i ? "," : "", g_array_index(sent, FakeMsg, i).type);
+        uint16_t type = g_array_index(sent, FakeMsg, i).type;
+
+        if (except && type == except) {
+            continue;
+        }
+        g_string_append_printf(s, "%s%u", s->len ? "," : "", type);
     }
     return g_string_free(s, FALSE);
+}
+
+static char *sent_types(QsConn *conn)
+{
+    return sent_types_except(conn, 0);
 }
 
 static const uint8_t *sent_body(QsConn *conn, guint i, gsize *size)
@@ -408,7 +419,13 @@ static void test_display_flow(void)
     }
     scanout(&fx, 64, 48, 5);
     fake_loop_run_pending();
-    CHECK_TYPES(fx.display, "315,314,304,317,102");
+    {
+        /* The periodic PING runs on real time: a slow (sanitizer) run may
+         * send one in between. */
+        g_autofree char *types = sent_types_except(fx.display, SPICE_MSG_PING);
+
+        g_assert_cmpstr(types, ==, "315,314,304,317,102");
+    }
     apply_all(&fx, fx.display, NULL);
     check_canvas(&fx, 5, 0, 0, 0, 0, 0);
 
