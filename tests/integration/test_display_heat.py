@@ -14,9 +14,13 @@ is then checked against the frames qemu actually delivered, and a warning
 says so (the frame-count bound is always checked)."""
 
 import time
+
+import pytest
 import warnings
 
 from test_display_support import Helper, activity_blocks, display_helper  # noqa: F401
+
+pytestmark = pytest.mark.timing
 
 HOT_WITHIN = 0.300
 HOT_BY_FRAME = 11

@@ -11,7 +11,11 @@ scheduling, so the second test looks at both together."""
 
 import time
 
+import pytest
+
 from test_display_support import Helper, assert_exact, display_helper  # noqa: F401
+
+pytestmark = pytest.mark.timing
 
 STALL = 10
 LIMIT_KIB = 64 * 1024

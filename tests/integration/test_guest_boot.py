@@ -8,6 +8,9 @@ import pytest
 
 from harness import QemuError
 
+# Boot time is qemu's and the guest's, not our code's: one pass is enough.
+pytestmark = pytest.mark.timing
+
 
 # The brief: READY within 10 s of starting qemu. On a loaded 2-core machine
 # QS_BOOT_TIMEOUT may raise it; the other tests wait up to 30 s.

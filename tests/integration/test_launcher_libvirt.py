@@ -165,9 +165,11 @@ class LauncherEnv:
             if name.endswith(".json"):
                 self.run("detach", name[:-5], timeout=30)
         for pid in self.helper_pids():
-            os.kill(pid, signal.SIGKILL)
-        for pid in procs.stray_processes(kind="launcher"):
-            os.kill(pid, signal.SIGKILL)
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        procs.kill_strays(kind="launcher")
         shutil.rmtree(self.dir, ignore_errors=True)
 
 

@@ -20,6 +20,8 @@ import pytest
 from harness.qemu import free_tcp_port, parse_ppm
 from test_display_support import Helper
 
+pytestmark = pytest.mark.timing
+
 ACTIVITY = (624, 160, 640, 480)
 READY_TIMEOUT = 45.0
 
