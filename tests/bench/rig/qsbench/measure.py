@@ -1,0 +1,132 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""Host-side measurements: CPU and peak RSS from /proc, the load average,
+and image comparison (exact pixel counts, PSNR, SSIM)."""
+
+import math
+import os
+import time
+
+import numpy as np
+from PIL import Image
+
+CLK_TCK = os.sysconf("SC_CLK_TCK")
+
+
+def loadavg():
+    with open("/proc/loadavg") as f:
+        return float(f.read().split()[0])
+
+
+def cpu_seconds(pid):
+    """utime + stime of every thread of pid, in seconds (None if gone)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            rest = f.read().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+    return (int(rest[11]) + int(rest[12])) / CLK_TCK
+
+
+def status_kib(pid, key):
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith(key + ":"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return None
+
+
+def reset_peak_rss(pid):
+    """Reset VmHWM (clear_refs 5), so a reused process's peak covers one cell."""
+    try:
+        with open(f"/proc/{pid}/clear_refs", "w") as f:
+            f.write("5")
+        return True
+    except OSError:
+        return False
+
+
+class CpuWindow:
+    """CPU seconds per wall second of a set of pids between start() and stop()."""
+
+    def __init__(self, pids):
+        self.pids = {k: v for k, v in pids.items() if v}
+        self.t0 = self.c0 = None
+        self.cores = {}
+
+    def start(self):
+        self.t0 = time.monotonic()
+        self.c0 = {k: cpu_seconds(p) for k, p in self.pids.items()}
+
+    def stop(self):
+        dt = time.monotonic() - self.t0
+        for k, p in self.pids.items():
+            c1 = cpu_seconds(p)
+            if c1 is None or self.c0.get(k) is None or dt <= 0:
+                self.cores[k] = None
+            else:
+                self.cores[k] = (c1 - self.c0[k]) / dt
+        self.seconds = dt
+        return self.cores
+
+
+def load_rgb(path):
+    return np.asarray(Image.open(path).convert("RGB"), dtype=np.uint8)
+
+
+def rgb_from_bytes(width, height, data):
+    return np.frombuffer(data, dtype=np.uint8).reshape(height, width, 3)
+
+
+def mask_excluding(shape, rects):
+    """Boolean HxW mask, True outside every (x, y, w, h) rect."""
+    m = np.ones(shape[:2], dtype=bool)
+    for x, y, w, h in rects:
+        m[y:y + h, x:x + w] = False
+    return m
+
+
+def psnr(a, b, mask):
+    diff = (a.astype(np.float64) - b.astype(np.float64))[mask]
+    if diff.size == 0:
+        return None
+    mse = float(np.mean(diff * diff))
+    return math.inf if mse == 0 else 10 * math.log10(255.0 ** 2 / mse)
+
+
+def _box(img, k):
+    """Mean over k x k windows ('valid' positions), via an integral image."""
+    s = np.pad(img, ((1, 0), (1, 0))).cumsum(0).cumsum(1)
+    return (s[k:, k:] - s[:-k, k:] - s[k:, :-k] + s[:-k, :-k]) / (k * k)
+
+
+def ssim(a, b, mask, k=8):
+    """Mean SSIM on luma with k x k box windows, over windows wholly inside mask."""
+    def luma(x):
+        x = x.astype(np.float64)
+        return 0.299 * x[..., 0] + 0.587 * x[..., 1] + 0.114 * x[..., 2]
+    x, y = luma(a), luma(b)
+    c1, c2 = (0.01 * 255) ** 2, (0.03 * 255) ** 2
+    mx, my = _box(x, k), _box(y, k)
+    vx = _box(x * x, k) - mx * mx
+    vy = _box(y * y, k) - my * my
+    cxy = _box(x * y, k) - mx * my
+    s = ((2 * mx * my + c1) * (2 * cxy + c2)) / ((mx * mx + my * my + c1) * (vx + vy + c2))
+    inside = _box(mask.astype(np.float64), k) > 0.999
+    return float(s[inside].mean()) if inside.any() else None
+
+
+def compare(client, reference, exclude):
+    """Pixels differing, PSNR and SSIM of client against reference outside exclude."""
+    if client.shape != reference.shape:
+        return {"error": f"size {client.shape[1]}x{client.shape[0]} vs "
+                         f"{reference.shape[1]}x{reference.shape[0]}"}
+    mask = mask_excluding(client.shape, exclude)
+    differs = np.any(client != reference, axis=2) & mask
+    p = psnr(client, reference, mask)
+    return {"pixels": int(mask.sum()), "differing": int(differs.sum()),
+            "exact": bool(differs.sum() == 0),
+            "psnr_db": None if p is None else (p if math.isfinite(p) else "inf"),
+            "ssim": ssim(client, reference, mask)}
