@@ -62,11 +62,15 @@ static guint active_steps;
 
 #ifdef QS_CONFINE_SANITIZER
 /* LeakSanitizer's exit-time check forks a tracer and ptraces the threads:
- * impossible under the filter, so it is off once the filter is on. */
+ * impossible under the filter, and impossible once a uid change has made the
+ * process non-dumpable (e.g. the bus identity), so it is off then. */
 int __lsan_is_turned_off(void);
 int __lsan_is_turned_off(void)
 {
-    return (active_steps & QS_CONFINE_SECCOMP) != 0;
+    if (active_steps & QS_CONFINE_SECCOMP) {
+        return 1;
+    }
+    return prctl(PR_GET_DUMPABLE, 0, 0, 0, 0) != 1;
 }
 #endif
 
