@@ -55,3 +55,21 @@ def test_wait_serial_times_out_and_reports(qemu_factory):
     with pytest.raises(QemuError, match="no serial line matching"):
         q.wait_serial("never printed", timeout=0.5)
     assert time.monotonic() - start < 2.0
+
+
+@pytest.mark.parametrize("mode", ["busy", "heavy"])
+@pytest.mark.parametrize("vga", ["virtio", "std"])
+def test_guest_frame_rate(qemu_factory, guest, vga, mode):
+    """busy and heavy draw at >= 25 fps by the guest's own FPS lines (median of
+    five one-second samples, after the input modules have loaded)."""
+    q = qemu_factory(vga=vga, display="dbus-p2p", mode=mode)
+    q.wait_ready(timeout=30)
+    m = q.wait_serial(r"^NOTE input-modules", timeout=15)
+    fps = []
+    index = m.line_index + 1
+    while len(fps) < 5:
+        line = q.wait_serial(r"^FPS fps=([0-9.]+)", timeout=5, since=index)
+        fps.append(float(line.group(1)))
+        index = line.line_index + 1
+    fps.sort()
+    assert fps[2] >= 25.0, f"{vga}/{mode}: FPS samples {fps}"
