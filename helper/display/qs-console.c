@@ -57,6 +57,7 @@ static void add_stats(QsListenerStats *sum, QsListener *l)
     sum->scanout_maps += s.scanout_maps;
     sum->update_maps += s.update_maps;
     sum->dropped += s.dropped;
+    sum->early += s.early;
 }
 
 static void reap(QsConsole *console)
@@ -434,6 +435,7 @@ void qs_console_get_stats(QsConsole *console, QsConsoleStats *stats)
     stats->scanout_maps = sum.scanout_maps;
     stats->update_maps = sum.update_maps;
     stats->dropped = sum.dropped;
+    stats->early = sum.early;
 }
 
 #ifdef QS_TEST_CONTROLS

@@ -15,7 +15,7 @@ typedef struct {
     uint64_t registrations;     /* RegisterListener calls made */
     uint64_t watchdog_resets;
     uint64_t listener_losses;   /* listener connections qemu closed */
-    uint64_t scanouts, updates, scanout_maps, update_maps, dropped;
+    uint64_t scanouts, updates, scanout_maps, update_maps, dropped, early;
     uint64_t backlog;           /* bytes waiting now */
 } QsConsoleStats;
 

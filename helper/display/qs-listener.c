@@ -48,7 +48,7 @@ struct QsListener {
     /* atomics, read by the main thread */
     guint64 queued_bytes;       /* counted by the filter, minus handled */
     guint64 progress;
-    guint64 scanouts, updates, scanout_maps, update_maps, dropped;
+    guint64 scanouts, updates, scanout_maps, update_maps, dropped, early;
 
     /* listener thread only */
     GDBusConnection *conn;
@@ -292,7 +292,7 @@ static gboolean on_update(QemuDBusDisplay1Listener *skel,
     g_mutex_unlock(&sink->lock);
     g_atomic_pointer_add(&l->updates, 1);
     if (early) {
-        g_atomic_pointer_add(&l->dropped, 1);
+        g_atomic_pointer_add(&l->early, 1);
         g_debug("%s: Update %dx%d at (%d,%d) outside the %ux%u surface, "
                 "waiting for qemu's resize", sink->name, w, h, x, y,
                 sink->width, sink->height);
@@ -505,6 +505,7 @@ static gboolean on_update_map(QemuDBusDisplay1ListenerUnixMap *skel,
     QsListener *l = user_data;
     g_autoptr(GError) error = NULL;
     QsConsoleSink *sink = l->sink;
+    gboolean stale = FALSE;
 
     handled(l, inv);
     g_atomic_pointer_add(&l->update_maps, 1);
@@ -514,6 +515,11 @@ static gboolean on_update_map(QemuDBusDisplay1ListenerUnixMap *skel,
     } else if (!l->map.base) {
         g_set_error(&error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
                     "no mapped surface");
+    } else if (l->map.width != sink->width || l->map.height != sink->height) {
+        /* qemu's Width/Height change (main connection) overtook this last
+         * update of the old surface (listener connection); the new surface
+         * arrives as a ScanoutMap or Scanout of its own. */
+        stale = TRUE;
     } else {
         qs_screen_update_from_map(sink->screen, l->map.surface,
                                   l->map.surface_len, l->map.width,
@@ -521,6 +527,11 @@ static gboolean on_update_map(QemuDBusDisplay1ListenerUnixMap *skel,
                                   x, y, w, h, g_get_monotonic_time(), &error);
     }
     g_mutex_unlock(&sink->lock);
+    if (stale) {
+        g_atomic_pointer_add(&l->early, 1);
+        g_debug("%s: UpdateMap %dx%d at (%d,%d) of a surface already resized",
+                sink->name, w, h, x, y);
+    }
     if (error) {
         g_autofree char *what = g_strdup_printf("UpdateMap %dx%d at (%d,%d)",
                                                 w, h, x, y);
@@ -686,6 +697,7 @@ void qs_listener_get_stats(QsListener *l, QsListenerStats *stats)
     stats->scanout_maps = g_atomic_pointer_get(&l->scanout_maps);
     stats->update_maps = g_atomic_pointer_get(&l->update_maps);
     stats->dropped = g_atomic_pointer_get(&l->dropped);
+    stats->early = g_atomic_pointer_get(&l->early);
 }
 
 void qs_listener_retire(QsListener *l)

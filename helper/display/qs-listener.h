@@ -43,6 +43,10 @@ typedef void (*QsListenerEventFunc)(uint64_t id, QsListenerEvent event,
 typedef struct {
     uint64_t scanouts, updates, scanout_maps, update_maps;
     uint64_t dropped;               /* calls refused as invalid */
+    uint64_t early;                 /* updates that raced qemu's resize
+                                     * across its two connections: beyond
+                                     * the surface before the resize reached
+                                     * us, or of the old map after it */
 } QsListenerStats;
 
 /* Starts the thread, which begins the D-Bus handshake (as the

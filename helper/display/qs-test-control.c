@@ -168,9 +168,10 @@ static void execute(QsTestControl *tc, const char *line, GString *reply)
             " scanouts=%" G_GUINT64_FORMAT " updates=%" G_GUINT64_FORMAT
             " scanout_maps=%" G_GUINT64_FORMAT
             " update_maps=%" G_GUINT64_FORMAT " dropped=%" G_GUINT64_FORMAT
+            " early=%" G_GUINT64_FORMAT
             " backlog=%" G_GUINT64_FORMAT, s.registrations,
             s.watchdog_resets, s.listener_losses, s.scanouts, s.updates,
-            s.scanout_maps, s.update_maps, s.dropped, s.backlog);
+            s.scanout_maps, s.update_maps, s.dropped, s.early, s.backlog);
     } else {
         g_string_append_printf(reply, "error unknown command '%s'", argv[0]);
     }
