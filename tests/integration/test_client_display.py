@@ -133,9 +133,10 @@ def test_watch_counts_display_traffic(qemu_factory, guest, test_client, streamin
     assert out["invalidates"] > 10 and out["invalidate_pixels"] > 0
     assert out["bytes_received"]["display:0"] > 100000
     if streaming == "off":
-        assert out["streams_created"] == 0 and out["stream_frames"] == 0
+        assert out["streams_open"] == 0 and out["stream_frames"] == 0
     else:
         # spice-server streams the animated area as MJPEG and spice-gtk holds
-        # frames ~400 ms on the multimedia clock (test-environment.md §6)
-        assert out["streams_created"] >= 1 and out["stream_frames"] > 5, out
+        # frames ~400 ms on the multimedia clock (test-environment.md §6); the
+        # stream may open before the window starts, on a slow (sanitizer) client
+        assert out["streams_open"] >= 1 and out["stream_frames"] > 5, out
         assert out["video_margin_ms"]["max"] > 100, out

@@ -47,8 +47,10 @@ int qs_tc_cmd_watch(QsTc *tc, double seconds)
                            (double)(tc->n_invalidates - inv0) / elapsed, tc->invalidate_pixels - pix0);
     g_string_append_printf(out, ",\"streams_created\":%" G_GUINT64_FORMAT
                            ",\"streams_destroyed\":%" G_GUINT64_FORMAT
+                           ",\"streams_open\":%" G_GUINT64_FORMAT
                            ",\"stream_frames\":%" G_GUINT64_FORMAT,
                            tc->n_stream_create - sc0, tc->n_stream_destroy - sd0,
+                           tc->n_stream_create - tc->n_stream_destroy,
                            tc->n_stream_frames - sf0);
     if (tc->n_stream_frames > sf0)
         g_string_append_printf(out, ",\"video_margin_ms\":{\"min\":%d,\"max\":%d,\"mean\":%.1f}",

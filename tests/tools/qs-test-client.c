@@ -115,6 +115,14 @@ static int usage(const char *fmt, const char *arg)
 }
 
 /* Checks the command list before connecting, so a typo costs no connection. */
+static gboolean has_command(char **argv, int argc, const char *name)
+{
+    for (int i = 1; i < argc; i++)
+        if (g_str_equal(argv[i], name))
+            return TRUE;
+    return FALSE;
+}
+
 static int check_commands(char **argv, int argc)
 {
     guint64 v;
@@ -302,7 +310,9 @@ int main(int argc, char **argv)
     if (qs_tc_connect(&tc, o.host ? o.host : "127.0.0.1", o.port, o.tls_port, o.ca_file,
                       o.host_subject, ticket, o.secure_channels) &&
         qs_tc_wait_ready(&tc)) {
-        qs_tc_log_capture(&tc, FALSE);
+        /* a stream opened while connecting is still one watch must report */
+        if (!has_command(argv, argc, "watch"))
+            qs_tc_log_capture(&tc, FALSE);
         if (!o.expect_size || check_expect_size(&tc, o.expect_size) == QS_TC_EXIT_OK)
             run_commands(&tc, &o, argv, argc);
     }
