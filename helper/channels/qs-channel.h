@@ -27,6 +27,9 @@ typedef struct {
     void (*writable)(QsChannel *ch);
     /* Optional: frees what the channel type added. */
     void (*finalize)(QsChannel *ch);
+    /* Optional: any PONG, with the id it echoes (the base keeps only the
+     * RTT of the last PING). */
+    void (*pong)(QsChannel *ch, uint32_t id, int64_t now_us);
 } QsChannelClass;
 
 /* A channel is created on attach and freed from its connection's closed
@@ -46,6 +49,8 @@ struct QsChannel {
     uint32_t ping_id;               /* id of the last PING sent */
     int64_t rtt_us;                 /* last PONG round trip, -1 if none */
     uint32_t pongs;                 /* PONGs of our pings received */
+    uint64_t sent_bytes;            /* message bytes queued (payload + mini
+                                     * header), for end-to-end ACKs */
 
     /* ACK lag: when the message each ACK will cover was sent. */
     uint64_t sent_count;
@@ -74,7 +79,8 @@ gboolean qs_channel_send(QsChannel *ch, uint16_t type, GBytes *payload);
 void qs_channel_set_ack(QsChannel *ch, uint32_t window);
 /* Too many unacknowledged messages: send nothing until an ACK. */
 gboolean qs_channel_ack_blocked(const QsChannel *ch);
-void qs_channel_ping(QsChannel *ch, int64_t now_us);
+/* Sends a PING stamped now_us; returns its id. */
+uint32_t qs_channel_ping(QsChannel *ch, int64_t now_us);
 /* Room to send (ACK window open and the queue under the low-water mark). */
 gboolean qs_channel_can_send(QsChannel *ch);
 gboolean qs_channel_has_cap(QsChannel *ch, guint cap);

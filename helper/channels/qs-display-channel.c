@@ -93,18 +93,12 @@ void qs_display_arm_wake(QsDisplayChannel *dc, int64_t at_us)
     g_source_attach(dc->wake, dc->context);
 }
 
-static void send_ping(QsDisplayChannel *dc)
-{
-    qs_channel_ping(&dc->base, g_get_monotonic_time());
-    dc->stats.messages++;
-}
-
 static gboolean on_ping_timer(gpointer user_data)
 {
     QsDisplayChannel *dc = user_data;
 
     if (!qs_conn_is_closed(dc->base.conn)) {
-        send_ping(dc);
+        qs_display_send_probe(dc, g_get_monotonic_time());
         /* Also a guard: nothing waits for a lost wake-up longer than this. */
         qs_display_channel_pump(&dc->base);
     }
@@ -119,7 +113,7 @@ static gboolean display_handle(QsChannel *ch, const QsClientMsg *msg, GError **e
     switch (msg->type) {
     case SPICE_MSGC_DISPLAY_INIT:
         dc->init_received = TRUE;
-        send_ping(dc);
+        qs_display_send_probe(dc, g_get_monotonic_time());
         qs_display_channel_pump(ch);
         break;
     case SPICE_MSGC_DISPLAY_PREFERRED_COMPRESSION:
@@ -141,6 +135,16 @@ static gboolean display_handle(QsChannel *ch, const QsClientMsg *msg, GError **e
 static void display_writable(QsChannel *ch)
 {
     qs_display_channel_pump(ch);
+}
+
+static void display_pong(QsChannel *ch, uint32_t id, int64_t now_us)
+{
+    QsDisplayChannel *dc = (QsDisplayChannel *)ch;
+
+    /* What the client read may free budget a blocked pump waits for. */
+    if (qs_e2e_on_pong(dc->e2e, dc->bwe, now_us, id)) {
+        qs_display_channel_pump(ch);
+    }
 }
 
 static void display_finalize(QsChannel *ch)
@@ -170,6 +174,7 @@ static const QsChannelClass display_class = {
     .handle = display_handle,
     .writable = display_writable,
     .finalize = display_finalize,
+    .pong = display_pong,
 };
 
 QsChannel *qs_display_channel_new(QsSession *session, QsConn *conn)

@@ -10,6 +10,7 @@
 #include "channels/qs-session.h"
 #include "encode/qs-video.h"
 #include "flow/qs-bwe.h"
+#include "flow/qs-e2e.h"
 #include "flow/qs-pacer.h"
 #include "flow/qs-scheduler.h"
 #include "screen/qs-screen.h"
@@ -95,7 +96,7 @@ struct QsDisplayChannel {
     QsBwe *bwe;
     QsPacer *pacer;
     uint32_t notsent_lowat;
-    uint32_t pongs_seen;
+    QsE2e *e2e;                 /* the client's PONGs: end-to-end ACKs */
     uint64_t encoding_bytes;    /* picked, not yet written (worker encodes) */
     GSource *wake;              /* pacer / repair / flush deadline */
     int64_t wake_at;
@@ -140,6 +141,8 @@ void qs_display_sender_clear(QsDisplayChannel *dc);
 void qs_display_sender_reset(QsDisplayChannel *dc, int64_t now_us);
 /* Socket facts into the estimator; returns bytes queued ahead of new work. */
 uint64_t qs_display_link_queued(QsDisplayChannel *dc, int64_t now_us);
+/* A PING whose PONG tells what the client has read (qs-e2e.h). */
+void qs_display_send_probe(QsDisplayChannel *dc, int64_t now_us);
 void qs_display_mark_exact(QsDisplayChannel *dc, const QsScreenRect *r, int64_t lossy_us);
 
 #define QS_STREAM_END_US 300000      /* no change this long: the stream ends */

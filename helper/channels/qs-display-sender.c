@@ -22,6 +22,7 @@ void qs_display_sender_init(QsDisplayChannel *dc)
     dc->sched = qs_scheduler_new();
     dc->bwe = qs_bwe_new();
     dc->pacer = qs_pacer_new();
+    dc->e2e = qs_e2e_new();
 }
 
 void qs_display_sender_clear(QsDisplayChannel *dc)
@@ -29,6 +30,7 @@ void qs_display_sender_clear(QsDisplayChannel *dc)
     qs_scheduler_free(dc->sched);
     qs_bwe_free(dc->bwe);
     qs_pacer_free(dc->pacer);
+    qs_e2e_free(dc->e2e);
     g_free(dc->changed_us);
     g_free(dc->lossy_us);
     g_free(dc->pixels);
@@ -46,15 +48,32 @@ void qs_display_sender_reset(QsDisplayChannel *dc, int64_t now_us)
     dc->lossy_us = g_new0(int64_t, (gsize)dc->cols * dc->rows);
 }
 
+void qs_display_send_probe(QsDisplayChannel *dc, int64_t now_us)
+{
+    uint32_t id = qs_channel_ping(&dc->base, now_us);
+
+    qs_e2e_probe_sent(dc->e2e, now_us, id, dc->base.sent_bytes);
+    dc->stats.messages++;
+}
+
+static void maybe_probe(QsDisplayChannel *dc, int64_t now_us, gboolean at_rest)
+{
+    /* A PING is a message like any other: the ACK window and the send
+     * queue hold it too. */
+    if (qs_channel_can_send(&dc->base) &&
+        qs_e2e_probe_due(dc->e2e, dc->bwe, now_us, dc->base.sent_bytes, at_rest)) {
+        qs_display_send_probe(dc, now_us);
+    }
+}
+
+/* What the path holds: the socket's own queue, or, when the client's PONGs
+ * say more is unread (a proxy buffers it where TCP_INFO cannot see), that. */
 uint64_t qs_display_link_queued(QsDisplayChannel *dc, int64_t now_us)
 {
     QsLinkFacts f;
     uint32_t lowat;
+    uint64_t local, e2e;
 
-    if (dc->base.pongs != dc->pongs_seen && dc->base.rtt_us > 0) {
-        dc->pongs_seen = dc->base.pongs;
-        qs_bwe_on_rtt_sample(dc->bwe, now_us, (uint32_t)MIN(dc->base.rtt_us, G_MAXUINT32));
-    }
     if (qs_conn_get_link_facts(dc->base.conn, &f)) {
         qs_bwe_on_facts(dc->bwe, now_us, &f);
         dc->stats.bytes_written = f.bytes_written;
@@ -64,8 +83,10 @@ uint64_t qs_display_link_queued(QsDisplayChannel *dc, int64_t now_us)
         dc->notsent_lowat = lowat;
         qs_conn_set_notsent_lowat(dc->base.conn, lowat);
     }
-    return (uint64_t)f.unsent_bytes + f.in_flight_bytes +
-           qs_conn_get_queued_bytes(dc->base.conn) + dc->encoding_bytes;
+    local = (uint64_t)f.unsent_bytes + f.in_flight_bytes +
+            qs_conn_get_queued_bytes(dc->base.conn) + dc->encoding_bytes;
+    e2e = qs_e2e_in_flight(dc->e2e, dc->bwe, now_us, dc->base.sent_bytes) + dc->encoding_bytes;
+    return MAX(local, e2e);
 }
 
 static void take_damage(QsDisplayChannel *dc, QsScreenDamage *d, int64_t now_us)
@@ -288,6 +309,7 @@ void qs_display_channel_pump(QsChannel *ch)
         QsFlowItem item;
         uint32_t n;
 
+        maybe_probe(dc, now, FALSE);
         qs_pacer_budget(dc->pacer, dc->bwe, now, qs_display_link_queued(dc, now), &budget);
         /* Fast lane (a key press, a text line) before any video frame. */
         fast_only = budget;
@@ -306,6 +328,7 @@ void qs_display_channel_pump(QsChannel *ch)
         switch (qs_scheduler_next(dc->sched, now, &budget, &item)) {
         case QS_PICK_IDLE:
             qs_bwe_mark_app_limited(dc->bwe, dc->stats.bytes_written);
+            qs_e2e_mark_app_limited(dc->e2e, dc->base.sent_bytes);
             idle = TRUE;
             break;
         case QS_PICK_BLOCKED:
@@ -325,6 +348,8 @@ void qs_display_channel_pump(QsChannel *ch)
     if (idle && dc->mark_pending) {
         qs_display_send_mark(dc);
     }
+    /* The tail of what went out gets its end-to-end ACK too. */
+    maybe_probe(dc, now, TRUE);
     next = next ? MIN(next, dc->next_repair_scan_us) : dc->next_repair_scan_us;
     {
         int64_t s = qs_display_streams_deadline(dc, now);

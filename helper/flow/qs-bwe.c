@@ -23,17 +23,33 @@ typedef struct {
     uint64_t acked;
 } Snap;
 
-struct QsBwe {
-    gboolean have_rtt;
-    uint32_t min_rtt_us;
-    int64_t min_rtt_stamp;
-    uint32_t srtt_us;
-
+/* A windowed maximum: one slot per round, maxima older than a time window
+ * expire when a full-speed sample arrives. */
+typedef struct {
     uint64_t slot[QS_BWE_BW_ROUNDS];
     int64_t slot_us[QS_BWE_BW_ROUNDS];   /* last update of each slot */
-    unsigned slot_idx;
-    gboolean slot_used;
+    unsigned idx;
+    gboolean used;
+} RateFilter;
+
+/* Round trips from one source: windowed minimum and smoothed. */
+typedef struct {
+    gboolean have;
+    uint32_t min_us;
+    int64_t min_stamp;
+    uint32_t srtt_us;
+} Rtt;
+
+struct QsBwe {
+    Rtt local;                        /* the kernel's (TCP_INFO) */
+    Rtt e2e;                          /* the client's (PING to PONG) */
+    uint32_t min_rtt_us;              /* the one in charge: e2e once known */
+
+    RateFilter local_bw;              /* TCP_INFO and socket ACKs, per round */
+    RateFilter e2e_bw;                /* the client's PONGs, per min RTT */
+    int64_t e2e_slot_start_us;
     uint64_t bw;
+    uint64_t bdp;
 
     uint64_t rounds;
     gboolean round_started;
@@ -60,9 +76,12 @@ QsBwe *qs_bwe_new(void)
 {
     QsBwe *bwe = g_new0(QsBwe, 1);
 
+    bwe->local.min_us = QS_BWE_INITIAL_RTT_US;
+    bwe->local.srtt_us = QS_BWE_INITIAL_RTT_US;
+    bwe->e2e = bwe->local;
     bwe->min_rtt_us = QS_BWE_INITIAL_RTT_US;
-    bwe->srtt_us = QS_BWE_INITIAL_RTT_US;
     bwe->bw = QS_BWE_INITIAL_BW;
+    bwe->bdp = (uint64_t)QS_BWE_INITIAL_BW * QS_BWE_INITIAL_RTT_US / G_USEC_PER_SEC;
     return bwe;
 }
 
@@ -71,19 +90,46 @@ void qs_bwe_free(QsBwe *bwe)
     g_free(bwe);
 }
 
-static void recompute_bw(QsBwe *bwe)
+static uint64_t filter_max(const RateFilter *f)
 {
     uint64_t best = 0;
 
     for (unsigned i = 0; i < QS_BWE_BW_ROUNDS; i++) {
-        best = MAX(best, bwe->slot[i]);
+        best = MAX(best, f->slot[i]);
     }
-    /* Before the first accepted sample the initial guess stands. */
-    bwe->bw = best ? best : QS_BWE_INITIAL_BW;
+    return best;
 }
 
-static void add_bw_sample(QsBwe *bwe, int64_t now_us, uint64_t rate,
-                          gboolean app_limited)
+static void filter_next(RateFilter *f)
+{
+    f->idx = (f->idx + 1) % QS_BWE_BW_ROUNDS;
+    f->slot[f->idx] = 0;
+    f->slot_us[f->idx] = 0;
+    f->used = FALSE;
+}
+
+/* The client's own word outranks the socket's: behind a proxy TCP_INFO
+ * measures the hop to the proxy, which can be a thousand times faster and
+ * a thousand times closer. Rate and RTT of one BDP come from the same
+ * source: the proxy's rate times the client's RTT would be megabytes. */
+static void recompute_bw(QsBwe *bwe)
+{
+    uint64_t e2e = filter_max(&bwe->e2e_bw);
+    uint64_t local = filter_max(&bwe->local_bw);
+
+    bwe->min_rtt_us = bwe->e2e.have ? bwe->e2e.min_us : bwe->local.min_us;
+    if (e2e) {
+        bwe->bw = e2e;
+        bwe->bdp = e2e * bwe->e2e.min_us / G_USEC_PER_SEC;
+    } else {
+        /* Before the first accepted sample the initial guess stands. */
+        bwe->bw = local ? local : QS_BWE_INITIAL_BW;
+        bwe->bdp = bwe->bw * bwe->local.min_us / G_USEC_PER_SEC;
+    }
+}
+
+static void filter_add(QsBwe *bwe, RateFilter *f, uint32_t min_rtt_us, int64_t now_us,
+                       uint64_t rate, gboolean app_limited)
 {
     if (rate == 0) {
         return;
@@ -97,30 +143,37 @@ static void add_bw_sample(QsBwe *bwe, int64_t now_us, uint64_t rate,
          * the time window go, so a path that slowed down is noticed even
          * when a standing queue makes its rounds long. Idle time never
          * expires anything (no such sample arrives). */
-        int64_t window = MAX((int64_t)QS_BWE_BW_ROUNDS * bwe->min_rtt_us,
+        int64_t window = MAX((int64_t)QS_BWE_BW_ROUNDS * min_rtt_us,
                              QS_BWE_BW_MIN_WINDOW_US);
 
         for (unsigned i = 0; i < QS_BWE_BW_ROUNDS; i++) {
-            if (i != bwe->slot_idx && now_us - bwe->slot_us[i] > window) {
-                bwe->slot[i] = 0;
+            if (i != f->idx && now_us - f->slot_us[i] > window) {
+                f->slot[i] = 0;
             }
         }
     }
-    if (rate > bwe->slot[bwe->slot_idx]) {
-        bwe->slot[bwe->slot_idx] = rate;
+    if (rate > f->slot[f->idx]) {
+        f->slot[f->idx] = rate;
     }
-    bwe->slot_us[bwe->slot_idx] = now_us;
-    bwe->slot_used = TRUE;
-    if (!app_limited) {
-        bwe->round_unlimited = TRUE;
-    }
+    f->slot_us[f->idx] = now_us;
+    f->used = TRUE;
     recompute_bw(bwe);
 }
 
-static void end_round(QsBwe *bwe)
+static void add_bw_sample(QsBwe *bwe, int64_t now_us, uint64_t rate,
+                          gboolean app_limited)
 {
-    bwe->rounds++;
-    if (bwe->round_unlimited && !bwe->pipe_full) {
+    filter_add(bwe, &bwe->local_bw, bwe->local.min_us, now_us, rate, app_limited);
+    if (rate && !app_limited) {
+        bwe->round_unlimited = TRUE;
+    }
+}
+
+/* Startup ends when the bandwidth stopped growing by 25 % over three
+ * rounds that were not application-limited. */
+static void check_full_pipe(QsBwe *bwe, gboolean unlimited)
+{
+    if (unlimited && !bwe->pipe_full) {
         if (bwe->bw * FULL_BW_GROWTH_DEN >= bwe->full_bw * FULL_BW_GROWTH_NUM) {
             bwe->full_bw = bwe->bw;
             bwe->full_cnt = 0;
@@ -128,39 +181,58 @@ static void end_round(QsBwe *bwe)
             bwe->pipe_full = TRUE;
         }
     }
-    if (bwe->slot_used) {
-        bwe->slot_idx = (bwe->slot_idx + 1) % QS_BWE_BW_ROUNDS;
-        bwe->slot[bwe->slot_idx] = 0;
-        bwe->slot_us[bwe->slot_idx] = 0;
-        bwe->slot_used = FALSE;
+}
+
+static void end_round(QsBwe *bwe)
+{
+    bwe->rounds++;
+    /* Once the client's samples rule, its round trips count (behind a
+     * proxy the socket's rounds are microseconds and prove nothing). */
+    if (!filter_max(&bwe->e2e_bw)) {
+        check_full_pipe(bwe, bwe->round_unlimited);
+    }
+    if (bwe->local_bw.used) {
+        filter_next(&bwe->local_bw);
         recompute_bw(bwe);
     }
     bwe->round_unlimited = FALSE;
 }
 
-void qs_bwe_on_rtt_sample(QsBwe *bwe, int64_t now_us, uint32_t rtt_us)
+void qs_bwe_on_e2e_round(QsBwe *bwe, gboolean unlimited)
+{
+    if (filter_max(&bwe->e2e_bw)) {
+        check_full_pipe(bwe, unlimited);
+    }
+}
+
+static void rtt_sample(Rtt *r, int64_t now_us, uint32_t rtt_us)
 {
     if (rtt_us == 0) {
         return;
     }
-    if (!bwe->have_rtt) {
-        bwe->srtt_us = rtt_us;
-        bwe->min_rtt_us = rtt_us;
-        bwe->min_rtt_stamp = now_us;
-        bwe->have_rtt = TRUE;
+    if (!r->have) {
+        r->srtt_us = rtt_us;
+        r->min_us = rtt_us;
+        r->min_stamp = now_us;
+        r->have = TRUE;
         return;
     }
-    bwe->srtt_us = (uint32_t)(((uint64_t)bwe->srtt_us * 7 + rtt_us) / 8);
-    if (rtt_us <= bwe->min_rtt_us ||
-        now_us - bwe->min_rtt_stamp > QS_BWE_MIN_RTT_WINDOW_US) {
-        bwe->min_rtt_us = rtt_us;
-        bwe->min_rtt_stamp = now_us;
+    r->srtt_us = (uint32_t)(((uint64_t)r->srtt_us * 7 + rtt_us) / 8);
+    if (rtt_us <= r->min_us || now_us - r->min_stamp > QS_BWE_MIN_RTT_WINDOW_US) {
+        r->min_us = rtt_us;
+        r->min_stamp = now_us;
     }
+}
+
+void qs_bwe_on_rtt_sample(QsBwe *bwe, int64_t now_us, uint32_t rtt_us)
+{
+    rtt_sample(&bwe->e2e, now_us, rtt_us);
+    recompute_bw(bwe);
 }
 
 static void push_snap(QsBwe *bwe, int64_t now_us, uint64_t acked)
 {
-    int64_t spacing = MAX((int64_t)bwe->min_rtt_us / 4, MIN_SAMPLE_US / 2);
+    int64_t spacing = MAX((int64_t)bwe->local.min_us / 4, MIN_SAMPLE_US / 2);
 
     if (bwe->snap_len > 0 && now_us - bwe->snap[bwe->snap_head].t < spacing) {
         return;
@@ -175,7 +247,7 @@ static void push_snap(QsBwe *bwe, int64_t now_us, uint64_t acked)
 /* Rate over the shortest recent span of at least one min RTT. */
 static void sample_delivery(QsBwe *bwe, int64_t now_us, uint64_t acked)
 {
-    int64_t span = MAX((int64_t)bwe->min_rtt_us, MIN_SAMPLE_US);
+    int64_t span = MAX((int64_t)bwe->local.min_us, MIN_SAMPLE_US);
 
     for (unsigned i = 0; i < bwe->snap_len; i++) {
         const Snap *s = &bwe->snap[(bwe->snap_head + SNAPS - i) % SNAPS];
@@ -216,17 +288,18 @@ void qs_bwe_on_facts(QsBwe *bwe, int64_t now_us, const QsLinkFacts *facts)
     bwe->last_acked = acked;
 
     if (facts->min_rtt_us &&
-        (!bwe->have_rtt || facts->min_rtt_us < bwe->min_rtt_us ||
-         now_us - bwe->min_rtt_stamp > QS_BWE_MIN_RTT_WINDOW_US)) {
+        (!bwe->local.have || facts->min_rtt_us < bwe->local.min_us ||
+         now_us - bwe->local.min_stamp > QS_BWE_MIN_RTT_WINDOW_US)) {
         /* The kernel keeps its own (longer) window; trust it as fresh. */
-        bwe->min_rtt_us = facts->min_rtt_us;
-        bwe->min_rtt_stamp = now_us;
-        if (!bwe->have_rtt) {
-            bwe->srtt_us = facts->min_rtt_us;
-            bwe->have_rtt = TRUE;
+        bwe->local.min_us = facts->min_rtt_us;
+        bwe->local.min_stamp = now_us;
+        if (!bwe->local.have) {
+            bwe->local.srtt_us = facts->min_rtt_us;
+            bwe->local.have = TRUE;
         }
     }
-    qs_bwe_on_rtt_sample(bwe, now_us, facts->rtt_us);
+    rtt_sample(&bwe->local, now_us, facts->rtt_us);
+    recompute_bw(bwe);
 
     sample_delivery(bwe, now_us, acked);
     push_snap(bwe, now_us, acked);
@@ -253,8 +326,25 @@ void qs_bwe_on_delivery(QsBwe *bwe, int64_t now_us, uint64_t bytes,
     if (interval_us <= 0 || bytes == 0) {
         return;
     }
-    add_bw_sample(bwe, now_us, bytes * G_USEC_PER_SEC / (uint64_t)interval_us,
-                  app_limited);
+    /* One slot per min RTT (at least 50 ms, the shortest span qs-e2e.c
+     * samples) of samples, so the window holds QS_BWE_BW_ROUNDS round trips
+     * that carried data; idle time, which brings no samples, ages nothing. */
+    if (bwe->e2e_bw.used &&
+        now_us - bwe->e2e_slot_start_us >= MAX((int64_t)bwe->e2e.min_us, 50000)) {
+        filter_next(&bwe->e2e_bw);
+    }
+    if (!bwe->e2e_bw.used) {
+        bwe->e2e_slot_start_us = now_us;
+    }
+    if (!filter_max(&bwe->e2e_bw) && !app_limited) {
+        /* The client's regime begins: the socket's startup proved nothing
+         * about the path behind it, so discover it again. */
+        bwe->pipe_full = FALSE;
+        bwe->full_bw = 0;
+        bwe->full_cnt = 0;
+    }
+    filter_add(bwe, &bwe->e2e_bw, bwe->e2e.min_us, now_us,
+               bytes * G_USEC_PER_SEC / (uint64_t)interval_us, app_limited);
 }
 
 void qs_bwe_mark_app_limited(QsBwe *bwe, uint64_t bytes_written)
@@ -275,12 +365,17 @@ uint32_t qs_bwe_min_rtt_us(const QsBwe *bwe)
 
 uint32_t qs_bwe_srtt_us(const QsBwe *bwe)
 {
-    return bwe->srtt_us;
+    return bwe->e2e.have ? bwe->e2e.srtt_us : bwe->local.srtt_us;
 }
 
 uint64_t qs_bwe_bdp_bytes(const QsBwe *bwe)
 {
-    return bwe->bw * bwe->min_rtt_us / G_USEC_PER_SEC;
+    return bwe->bdp;
+}
+
+uint64_t qs_bwe_e2e_bandwidth(const QsBwe *bwe)
+{
+    return filter_max(&bwe->e2e_bw);
 }
 
 gboolean qs_bwe_pipe_full(const QsBwe *bwe)

@@ -13,6 +13,12 @@
  * while the sender had nothing to send ("application-limited") may raise the
  * estimate but never lower it, so idle periods keep the last estimate.
  * RTT is the windowed minimum (QS_BWE_MIN_RTT_WINDOW_US) plus a smoothed RTT.
+ *
+ * Two sources, because TCP_INFO sees only the hop to the other end of our
+ * socket, which may be a proxy: once the client's own end-to-end samples
+ * arrive (qs_bwe_on_rtt_sample, qs_bwe_on_delivery: its PONGs, qs-e2e.h),
+ * they alone give the RTT, and the bandwidth once one of them was taken at
+ * full speed; TCP_INFO's serve until then.
  */
 
 #define QS_BWE_BW_ROUNDS 10
@@ -48,12 +54,14 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(QsBwe, qs_bwe_free)
  * connection) are ignored as samples. */
 void qs_bwe_on_facts(QsBwe *bwe, int64_t now_us, const QsLinkFacts *facts);
 
-/* An end-to-end RTT sample, e.g. PING sent to PONG received. */
+/* An end-to-end RTT sample, e.g. PING sent to PONG received; from the first
+ * one on, TCP_INFO's RTTs are ignored. */
 void qs_bwe_on_rtt_sample(QsBwe *bwe, int64_t now_us, uint32_t rtt_us);
 
-/* An end-to-end delivery sample, e.g. `bytes` of messages covered by the
- * client's SPICE ACKs over `interval_us`; useful when a proxy hides the
- * bottleneck from TCP_INFO. */
+/* An end-to-end delivery sample: `bytes` the client read over `interval_us`
+ * (qs-e2e.c, from its PONGs). Kept in a filter of its own that, once it
+ * holds a sample, is the bandwidth: a proxy hides the bottleneck from
+ * TCP_INFO. */
 void qs_bwe_on_delivery(QsBwe *bwe, int64_t now_us, uint64_t bytes,
                         int64_t interval_us, gboolean app_limited);
 
@@ -61,10 +69,17 @@ void qs_bwe_on_delivery(QsBwe *bwe, int64_t now_us, uint64_t bytes,
  * `bytes_written` was sent application-limited. */
 void qs_bwe_mark_app_limited(QsBwe *bwe, uint64_t bytes_written);
 
+/* A round trip of the client's ended (qs-e2e.c): startup's end is judged
+ * on these once its samples rule. */
+void qs_bwe_on_e2e_round(QsBwe *bwe, gboolean unlimited);
+
 uint64_t qs_bwe_bandwidth(const QsBwe *bwe);     /* bytes/s */
+/* The client's own estimate, 0 until it has one. */
+uint64_t qs_bwe_e2e_bandwidth(const QsBwe *bwe);
 uint32_t qs_bwe_min_rtt_us(const QsBwe *bwe);
 uint32_t qs_bwe_srtt_us(const QsBwe *bwe);
-uint64_t qs_bwe_bdp_bytes(const QsBwe *bwe);     /* bandwidth x min RTT */
+/* bandwidth x min RTT, both from the same source */
+uint64_t qs_bwe_bdp_bytes(const QsBwe *bwe);
 /* Bandwidth stopped growing by 25 % over three unlimited rounds. */
 gboolean qs_bwe_pipe_full(const QsBwe *bwe);
 uint64_t qs_bwe_rounds(const QsBwe *bwe);

@@ -15,6 +15,7 @@ struct QsConn {
     gsize queued;
     char *close_reason;
     gboolean closed_reported;
+    gboolean ignore_pings;
 
     GArray *delays;             /* int64_t per sent message: link backlog it met */
     uint64_t link_bw, link_written, link_drained;
@@ -117,6 +118,28 @@ void qs_conn_set_queue_limits(QsConn *conn, gsize low_water, gsize hard_cap)
     (void)hard_cap;
 }
 
+typedef struct {
+    QsConn *conn;
+    guint8 body[12];
+} Pong;
+
+static gboolean deliver_pong(gpointer user_data)
+{
+    Pong *p = user_data;
+
+    if (!p->conn->close_reason && p->conn->handlers.message) {
+        fake_conn_deliver(p->conn, SPICE_MSGC_PONG, p->body, sizeof(p->body));
+    }
+    qs_conn_unref(p->conn);
+    g_free(p);
+    return G_SOURCE_REMOVE;
+}
+
+void fake_conn_set_ignore_pings(QsConn *conn, gboolean ignore)
+{
+    conn->ignore_pings = ignore;
+}
+
 gboolean qs_conn_send(QsConn *conn, guint16 type, GBytes *payload)
 {
     FakeMsg m = { type, payload ? g_bytes_ref(payload) : g_bytes_new(NULL, 0) };
@@ -132,6 +155,20 @@ gboolean qs_conn_send(QsConn *conn, guint16 type, GBytes *payload)
         conn->link_written += g_bytes_get_size(m.payload) + 6;     /* mini header */
     }
     g_array_append_val(conn->sent, m);
+    if (type == SPICE_MSG_PING && !conn->ignore_pings &&
+        g_bytes_get_size(m.payload) >= 12) {
+        /* Like spice-gtk: the PONG echoes id and time once the client has
+         * read the PING: on the next loop iteration, or with a simulated
+         * link when the backlog ahead of it drained and a round trip
+         * passed. */
+        Pong *p = g_new0(Pong, 1);
+        int64_t due = conn->link_bw ? fake_conn_link_delay_us(conn) + conn->link_rtt : 0;
+
+        p->conn = qs_conn_ref(conn);
+        memcpy(p->body, g_bytes_get_data(m.payload, NULL), sizeof(p->body));
+        g_timeout_add_full(G_PRIORITY_DEFAULT, (guint)((due + 999) / 1000), deliver_pong, p,
+                           NULL);
+    }
     return TRUE;
 }
 

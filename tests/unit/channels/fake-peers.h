@@ -18,6 +18,9 @@ QsConn *fake_conn_new(guint8 channel_type, guint8 channel_id,
 void fake_conn_set_session_id(QsConn *conn, guint32 session_id);
 /* A client message, through the handlers the channel layer installed. */
 void fake_conn_deliver(QsConn *conn, guint16 type, const void *data, gsize size);
+/* A PING is answered with its PONG from an idle (the next loop iteration)
+ * unless this is set. */
+void fake_conn_set_ignore_pings(QsConn *conn, gboolean ignore);
 /* Messages sent so far (FakeMsg), and clearing them. */
 GArray *fake_conn_sent(QsConn *conn);
 void fake_conn_clear(QsConn *conn);
