@@ -75,8 +75,12 @@ static gboolean parse_message(QsTc *tc, GLogLevelFlags level, const char *msg)
     if (!(level & G_LOG_LEVEL_DEBUG))
         return FALSE;
     if (strstr(msg, "display_handle_stream_create:")) {
+        if (tc->n_stream_create < QS_TC_STREAM_TIMES)
+            tc->stream_create_us[tc->n_stream_create] = g_get_monotonic_time();
         tc->n_stream_create++;
     } else if (strstr(msg, "display_handle_stream_destroy:")) {
+        if (tc->n_stream_destroy < QS_TC_STREAM_TIMES)
+            tc->stream_destroy_us[tc->n_stream_destroy] = g_get_monotonic_time();
         tc->n_stream_destroy++;
     } else if (strstr(msg, "video margin: ")) {
         const char *p = strstr(msg, "video margin: ") + strlen("video margin: ");

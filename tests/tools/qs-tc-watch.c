@@ -4,6 +4,41 @@
 
 #include <stdio.h>
 
+/* Times of the events with index first.. (those recorded), as a JSON list. */
+static void append_times(GString *out, const char *name, const gint64 *times, guint64 first,
+                         guint64 end)
+{
+    g_string_append_printf(out, ",\"%s\":[", name);
+    for (guint64 i = first; i < end && i < QS_TC_STREAM_TIMES; i++)
+        g_string_append_printf(out, "%s%" G_GINT64_FORMAT, i > first ? "," : "", times[i]);
+    g_string_append_c(out, ']');
+}
+
+/* Onsets: the first invalidate touching the watched rectangle after at
+ * least ONSET_QUIET_US without one, i.e. when activity there (re)started as
+ * this client saw it. */
+#define ONSET_QUIET_US 500000
+
+typedef struct {
+    int x, y, w, h;
+    gint64 last_us;
+    gint64 onset_us[QS_TC_STREAM_TIMES];
+    guint n;
+} Onsets;
+
+static void on_rect_invalidate(QsTc *tc, int x, int y, int w, int h, gpointer data)
+{
+    Onsets *o = data;
+    gint64 now = g_get_monotonic_time();
+
+    (void)tc;
+    if (x >= o->x + o->w || o->x >= x + w || y >= o->y + o->h || o->y >= y + h)
+        return;
+    if ((!o->last_us || now - o->last_us >= ONSET_QUIET_US) && o->n < QS_TC_STREAM_TIMES)
+        o->onset_us[o->n++] = now;
+    o->last_us = now;
+}
+
 static gulong read_bytes(SpiceChannel *channel)
 {
     gulong bytes = 0;
@@ -12,8 +47,9 @@ static gulong read_bytes(SpiceChannel *channel)
     return bytes;
 }
 
-int qs_tc_cmd_watch(QsTc *tc, double seconds)
+int qs_tc_cmd_watch(QsTc *tc, double seconds, const int *rect)
 {
+    Onsets onsets = { 0 };
     g_autoptr(GString) out = g_string_new(NULL);
     guint64 inv0 = tc->n_invalidates, pix0 = tc->invalidate_pixels;
     guint64 sc0, sd0, sf0;
@@ -33,9 +69,19 @@ int qs_tc_cmd_watch(QsTc *tc, double seconds)
         c->base_read_bytes = read_bytes(c->channel);
     }
 
+    if (rect) {
+        onsets.x = rect[0];
+        onsets.y = rect[1];
+        onsets.w = rect[2];
+        onsets.h = rect[3];
+        tc->on_invalidate = on_rect_invalidate;
+        tc->on_invalidate_data = &onsets;
+    }
     t0 = g_get_monotonic_time();
     qs_tc_wait(tc, NULL, NULL, (gint64)(seconds * G_USEC_PER_SEC));
     t1 = g_get_monotonic_time();
+    tc->on_invalidate = NULL;
+    tc->on_invalidate_data = NULL;
     qs_tc_log_capture(tc, FALSE);
     if (tc->fail_status)
         return tc->fail_status;
@@ -52,6 +98,10 @@ int qs_tc_cmd_watch(QsTc *tc, double seconds)
                            tc->n_stream_create - sc0, tc->n_stream_destroy - sd0,
                            tc->n_stream_create - tc->n_stream_destroy,
                            tc->n_stream_frames - sf0);
+    append_times(out, "stream_create_us", tc->stream_create_us, sc0, tc->n_stream_create);
+    append_times(out, "stream_destroy_us", tc->stream_destroy_us, sd0, tc->n_stream_destroy);
+    if (rect)
+        append_times(out, "rect_onset_us", onsets.onset_us, 0, onsets.n);
     if (tc->n_stream_frames > sf0)
         g_string_append_printf(out, ",\"video_margin_ms\":{\"min\":%d,\"max\":%d,\"mean\":%.1f}",
                                tc->margin_min, tc->margin_max,

@@ -73,6 +73,11 @@ struct QsTc {
     gboolean have_tls_port;
     guint64 n_stream_create;
     guint64 n_stream_destroy;
+    /* when the first creations and destructions arrived (monotonic us), so
+     * a test can time a stream's start against what it did to the guest */
+#define QS_TC_STREAM_TIMES 64
+    gint64 stream_create_us[QS_TC_STREAM_TIMES];
+    gint64 stream_destroy_us[QS_TC_STREAM_TIMES];
     guint64 n_stream_frames;
     gint64 margin_sum;
     int margin_min;
@@ -132,4 +137,5 @@ typedef struct {
 int qs_tc_cmd_keylat(QsTc *tc, const QsTcKeylatOpts *opts);
 
 /* qs-tc-watch.c */
-int qs_tc_cmd_watch(QsTc *tc, double seconds);
+/* rect: X,Y,W,H whose activity onsets are reported, or NULL */
+int qs_tc_cmd_watch(QsTc *tc, double seconds, const int *rect);

@@ -214,7 +214,11 @@ static int run_commands(QsTc *tc, const Options *o, char **argv, int argc)
             k.scancode = (guint)v;
             rc = qs_tc_cmd_keylat(tc, &k);
         } else if (g_str_equal(cmd, "watch")) {
-            rc = qs_tc_cmd_watch(tc, o->seconds);
+            int r[4];
+
+            if (o->rect && !parse_ints(o->rect, ",", 4, r))
+                return usage("bad --rect '%s'", o->rect);
+            rc = qs_tc_cmd_watch(tc, o->seconds, o->rect ? r : NULL);
         } else if (g_str_equal(cmd, "sleep")) {
             parse_uint(argv[++i], 3600000, &v);
             qs_tc_wait(tc, NULL, NULL, (gint64)v * 1000);
@@ -261,7 +265,7 @@ int main(int argc, char **argv)
         { "timeout", 0, 0, G_OPTION_ARG_INT, &o.timeout_s, "Bound of every wait, seconds (default 30)", "S" },
         { "settle", 0, 0, G_OPTION_ARG_INT, &o.settle_ms, "screenshot: quiet period before capture (default 300)", "MS" },
         { "expect-size", 0, 0, G_OPTION_ARG_STRING, &o.expect_size, "Fail (status 9) unless the surface is WxH", "WxH" },
-        { "rect", 0, 0, G_OPTION_ARG_STRING, &o.rect, "keylat: watched rectangle", "X,Y,W,H" },
+        { "rect", 0, 0, G_OPTION_ARG_STRING, &o.rect, "keylat, watch: watched rectangle", "X,Y,W,H" },
         { "count", 0, 0, G_OPTION_ARG_INT, &o.count, "keylat: samples (default 10)", "N" },
         { "interval", 0, 0, G_OPTION_ARG_INT, &o.interval_ms, "keylat: ms between presses (default 200)", "MS" },
         { "sample-timeout", 0, 0, G_OPTION_ARG_INT, &o.sample_timeout_ms, "keylat: give up on a sample after MS (default 2000)", "MS" },

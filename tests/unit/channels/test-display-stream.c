@@ -208,7 +208,7 @@ static void test_mjpeg_without_caps(void)
     setup(&fx, 1u << SPICE_DISPLAY_CAP_LZ4_COMPRESSION);
     g_assert_cmpuint(animate_until_stream(&fx, &frames), ==, SPICE_VIDEO_CODEC_TYPE_MJPEG);
     g_test_message("stream after %u frames", frames);
-    g_assert_cmpuint(frames, <=, 9);
+    g_assert_cmpuint(frames, <=, 8);   /* hot at the 5th, 3 frames of slack */
     for (guint f = 0; f < 10; f++) {
         draw_frame(&fx);
         spin(33);
@@ -302,7 +302,7 @@ static void test_slow_link(void)
     spin(400);                  /* the first full picture drains */
     g_assert_cmpuint(animate_until_stream(&fx, &frames), ==, SPICE_VIDEO_CODEC_TYPE_H264);
     g_test_message("stream after %u frames", frames);
-    g_assert_cmpuint(frames, <=, 9);
+    g_assert_cmpuint(frames, <=, 8);   /* hot at the 5th, 3 frames of slack */
     for (guint f = 0; f < 45; f++) {
         draw_frame(&fx);
         spin(33);
