@@ -226,6 +226,7 @@ int main(int argc, char **argv)
     console = qs_display_get_console(display);
     channels = qs_channels_new(&(QsChannelsConfig){
         .vm_name = qs_display_get_vm_name(display),
+        .vm_uuid = qs_display_get_vm_uuid(display),
         .screen = qs_console_get_screen(console),
         .cursor = qs_console_get_cursor(console),
         .input = qs_console_get_input(console),

@@ -246,14 +246,16 @@ int qs_cmd_status(QsLaunchConfig *cfg, const char *domain, gboolean json)
 int qs_cmd_console(QsLaunchConfig *cfg, const char *domain, const char *format)
 {
     g_autoptr(GError) err = NULL;
-    g_autoptr(QsLaunchState) st = qs_find_state(cfg, domain, &err);
+    g_autoptr(QsLaunchState) st = NULL;
     g_autofree char *password = NULL;
     g_autofree char *ca = NULL;
     g_autofree char *text = NULL;
     QsConsoleFormat fmt;
     gint64 expiry = 0;
 
-    if (!qs_console_format_parse(format, &fmt, &err) || !st) {
+    /* One error at a time: a bad format is reported before the lookup. */
+    if (!qs_console_format_parse(format, &fmt, &err) ||
+        !(st = qs_find_state(cfg, domain, &err))) {
         qs_log_error("console: %s", err->message);
         return 1;
     }

@@ -20,9 +20,9 @@ static void send_init(QsChannel *ch)
         .current_mouse_mode = session->mouse_mode,
         .agent_connected = 0,
         .agent_tokens = AGENT_TOKENS,
-        /* The client's media clock; only streams use it, and they are not
-         * sent yet (issue D sets it properly). */
-        .multi_media_time = (uint32_t)(g_get_monotonic_time() / 1000),
+        /* The client's media clock is ours (qs-stream-msg.c, "Multimedia
+         * time"): stream frames are stamped against it. */
+        .multi_media_time = qs_mm_time_for_client(qs_mm_time_from_monotonic(g_get_monotonic_time())),
         .ram_hint = 0,
     };
     const char *name = qs_channels_vm_name(session->hub);

@@ -24,6 +24,7 @@ struct QsDisplay {
     GDBusConnection *conn;
     char *dest;                 /* qemu's unique name on a bus; NULL on p2p */
     char *vm_name;
+    char *vm_uuid;
     QsConsole *console;
     guint watch_id;
     guint removed_sub, added_sub;
@@ -294,7 +295,10 @@ static gboolean discover(QsDisplay *d, const QsDisplayOptions *opts,
 
         if (vm && g_str_equal(path, VM_PATH)) {
             g_free(d->vm_name);
+    g_free(d->vm_uuid);
             d->vm_name = lookup_string(vm, "Name");
+            g_free(d->vm_uuid);
+            d->vm_uuid = lookup_string(vm, "UUID");
             /* qemu 8.1+ has it; the 7.x set (no Unix.Map) otherwise. */
             has_interfaces = g_variant_lookup_value(vm, "Interfaces", NULL) != NULL;
         } else if (con && id >= 0 && consoles->len < MAX_CONSOLES) {
@@ -518,6 +522,11 @@ void qs_display_free(QsDisplay *d)
 const char *qs_display_get_vm_name(QsDisplay *d)
 {
     return d->vm_name;
+}
+
+const char *qs_display_get_vm_uuid(QsDisplay *d)
+{
+    return d->vm_uuid;
 }
 
 QsConsole *qs_display_get_console(QsDisplay *d)

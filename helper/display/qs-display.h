@@ -32,5 +32,7 @@ void qs_display_free(QsDisplay *display);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(QsDisplay, qs_display_free)
 
 const char *qs_display_get_vm_name(QsDisplay *display);
+/* qemu's -uuid as text, or NULL if the VM object has none. */
+const char *qs_display_get_vm_uuid(QsDisplay *display);
 /* The served console (one for now). */
 QsConsole *qs_display_get_console(QsDisplay *display);
