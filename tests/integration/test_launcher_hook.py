@@ -4,10 +4,18 @@ in /etc/libvirt/hooks/qemu.d/, libvirtd restarted, then 'virsh start' brings
 a helper up for an opted-in domain and 'virsh destroy' takes it down."""
 
 import os
+import signal
+import subprocess
 import time
 from pathlib import Path
 
 import pytest
+from PIL import Image
+
+from harness import Xvfb
+from serve_support import require_tool
+from test_launcher_spice import wait_guest_ready
+from test_serve_viewers import locate_guest
 
 from test_launcher_libvirt import (NS, LauncherEnv, metadata, pid_alive,
                                    start_domain, wait_for)
@@ -19,17 +27,27 @@ OPT_IN = f"<metadata><qemu-spice:console xmlns:qemu-spice='{NS}' autostart='yes'
 
 @pytest.fixture
 def hooked_libvirtd(libvirtd, paths):
-    """The fixture's libvirtd restarted with our hook installed."""
+    """The fixture's libvirtd restarted with our hook installed (probe helper)."""
+    yield from hook_installed(libvirtd, paths, LauncherEnv(paths))
+
+
+@pytest.fixture
+def hooked_libvirtd_real(libvirtd, paths, helper_binary):
+    """The same with the real qemu-spice helper."""
+    yield from hook_installed(libvirtd, paths, LauncherEnv(paths, helper=helper_binary))
+
+
+def hook_installed(libvirtd, paths, env):
     if not libvirtd.owned:
+        env.cleanup()
         pytest.fail("the hook test restarts libvirtd: stop the running libvirtd first")
-    env = LauncherEnv(paths)
     etc = env.dir / "etc"
     (etc / "qemu-spice").mkdir(parents=True)
     env.conf = etc / "qemu-spice" / "qemu-spice.conf"
     env.write_conf()
     template = (paths.repo / "libvirt-hooks" / "qemu-spice").read_text()
-    existed = HOOK.exists()
-    if existed:
+    if HOOK.exists():
+        env.cleanup()
         pytest.fail(f"{HOOK} exists already; not overwriting it")
     HOOK_DIR.mkdir(parents=True, exist_ok=True)
     HOOK.write_text(template.replace("@BINDIR@", str(env.launcher.parent))
@@ -104,3 +122,56 @@ def test_hook_config_list_opt_in(hooked_libvirtd, guest):
     libvirtd.virsh("destroy", name)
     wait_for(lambda: env.run_files() == [], 15, "the state files to go")
     assert not pid_alive(st["helper_pid"]) and env.helper_pids() == []
+
+
+def test_hook_real_helper_in_remote_viewer(hooked_libvirtd_real, guest, tmp_path):
+    """The whole chain of docs/operations.md: an opted-in domain started with
+    virsh gets a console from the hook, and remote-viewer opened on the .vv
+    file of 'qemu-spice-launcher console --format vv' shows the guest."""
+    viewer = require_tool("remote-viewer", "virt-viewer")
+    require_tool("import", "imagemagick")
+    libvirtd, env = hooked_libvirtd_real
+    name = start_domain(libvirtd, "qs-test-hook-rv", guest, env.dir, metadata=OPT_IN)
+    st = wait_for(lambda: (s := env.state(name)) and pid_alive(s["helper_pid"]) and s,
+                  30, "the hook-started helper")
+    wait_guest_ready(env, name)
+    res = env.run("console", name, "--format", "vv", check=True)
+    vv = tmp_path / "console.vv"
+    vv.write_text(res.stdout)
+    vv.chmod(0o600)
+    assert f"port={st['port']}" in res.stdout, res.stdout
+    # The reference: qemu's own picture of the (idle, still) guest.
+    ref_ppm = tmp_path / "ref.ppm"
+    libvirtd.virsh("screenshot", name, str(ref_ppm))
+    with Image.open(ref_ppm) as img:
+        img = img.convert("RGB")
+        w, h, ref = img.width, img.height, img.tobytes()
+    with Xvfb(screen="1600x1000x24") as x:
+        xenv = dict(os.environ, **x.env(), GDK_BACKEND="x11", NO_AT_BRIDGE="1")
+        log_path = tmp_path / "remote-viewer.log"
+        with open(log_path, "wb") as log:
+            rv = subprocess.Popen([viewer, str(vv)], env=xenv, stdin=subprocess.DEVNULL,
+                                  stdout=log, stderr=subprocess.STDOUT,
+                                  start_new_session=True)
+        best = None
+        try:
+            deadline = time.monotonic() + 60
+            shot = tmp_path / "screen.png"
+            while time.monotonic() < deadline:
+                assert rv.poll() is None, \
+                    f"remote-viewer exited {rv.returncode}: {log_path.read_text()[-2000:]}"
+                subprocess.run(["import", "-window", "root", str(shot)], env=xenv,
+                               check=True, timeout=30, stdout=subprocess.DEVNULL,
+                               stderr=subprocess.PIPE)
+                best = locate_guest(w, h, ref, shot.read_bytes())
+                if best and best[2] >= 0.99:
+                    break
+                time.sleep(1)
+        finally:
+            os.killpg(rv.pid, signal.SIGTERM)
+            rv.wait(timeout=10)
+    assert best and best[2] >= 0.99, (
+        f"the guest's picture never appeared whole in remote-viewer ({best}): "
+        f"{log_path.read_text()[-2000:]}; helper log: {env.log(name)[-2000:]}")
+    libvirtd.virsh("destroy", name)
+    wait_for(lambda: env.run_files() == [], 15, "the state files to go")
