@@ -295,7 +295,6 @@ static gboolean discover(QsDisplay *d, const QsDisplayOptions *opts,
 
         if (vm && g_str_equal(path, VM_PATH)) {
             g_free(d->vm_name);
-    g_free(d->vm_uuid);
             d->vm_name = lookup_string(vm, "Name");
             g_free(d->vm_uuid);
             d->vm_uuid = lookup_string(vm, "UUID");
@@ -516,6 +515,7 @@ void qs_display_free(QsDisplay *d)
     g_clear_object(&d->conn);
     g_free(d->dest);
     g_free(d->vm_name);
+    g_free(d->vm_uuid);
     g_free(d);
 }
 
