@@ -82,6 +82,10 @@ static gboolean parse_message(QsTc *tc, GLogLevelFlags level, const char *msg)
         if (tc->n_stream_destroy < QS_TC_STREAM_TIMES)
             tc->stream_destroy_us[tc->n_stream_destroy] = g_get_monotonic_time();
         tc->n_stream_destroy++;
+    } else if (strstr(msg, "stream data too late by")) {
+        tc->n_stream_late++;            /* arrived after its time: a report drop */
+    } else if (strstr(msg, "rendering too late by")) {
+        tc->n_stream_render_drops++;    /* decoded after its time, not shown */
     } else if (strstr(msg, "video margin: ")) {
         const char *p = strstr(msg, "video margin: ") + strlen("video margin: ");
         int margin = (int)strtol(p, NULL, 10);

@@ -52,7 +52,7 @@ int qs_tc_cmd_watch(QsTc *tc, double seconds, const int *rect)
     Onsets onsets = { 0 };
     g_autoptr(GString) out = g_string_new(NULL);
     guint64 inv0 = tc->n_invalidates, pix0 = tc->invalidate_pixels;
-    guint64 sc0, sd0, sf0;
+    guint64 sc0, sd0, sf0, sl0, sr0;
     gint64 msum0, t0, t1;
     double elapsed;
 
@@ -61,6 +61,8 @@ int qs_tc_cmd_watch(QsTc *tc, double seconds, const int *rect)
     sc0 = tc->n_stream_create;
     sd0 = tc->n_stream_destroy;
     sf0 = tc->n_stream_frames;
+    sl0 = tc->n_stream_late;
+    sr0 = tc->n_stream_render_drops;
     msum0 = tc->margin_sum;
     tc->margin_min = G_MAXINT;
     tc->margin_max = G_MININT;
@@ -98,6 +100,9 @@ int qs_tc_cmd_watch(QsTc *tc, double seconds, const int *rect)
                            tc->n_stream_create - sc0, tc->n_stream_destroy - sd0,
                            tc->n_stream_create - tc->n_stream_destroy,
                            tc->n_stream_frames - sf0);
+    g_string_append_printf(out, ",\"stream_late\":%" G_GUINT64_FORMAT
+                           ",\"stream_render_drops\":%" G_GUINT64_FORMAT,
+                           tc->n_stream_late - sl0, tc->n_stream_render_drops - sr0);
     append_times(out, "stream_create_us", tc->stream_create_us, sc0, tc->n_stream_create);
     append_times(out, "stream_destroy_us", tc->stream_destroy_us, sd0, tc->n_stream_destroy);
     if (rect)

@@ -79,6 +79,8 @@ struct QsTc {
     gint64 stream_create_us[QS_TC_STREAM_TIMES];
     gint64 stream_destroy_us[QS_TC_STREAM_TIMES];
     guint64 n_stream_frames;
+    guint64 n_stream_late;
+    guint64 n_stream_render_drops;
     gint64 margin_sum;
     int margin_min;
     int margin_max;
