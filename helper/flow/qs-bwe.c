@@ -43,13 +43,11 @@ typedef struct {
 struct QsBwe {
     Rtt local;                        /* the kernel's (TCP_INFO) */
     Rtt e2e;                          /* the client's (PING to PONG) */
-    uint32_t min_rtt_us;              /* the one in charge: e2e once known */
 
     RateFilter local_bw;              /* TCP_INFO and socket ACKs, per round */
     RateFilter e2e_bw;                /* the client's PONGs, per min RTT */
     int64_t e2e_slot_start_us;
     uint64_t bw;
-    uint64_t bdp;
 
     uint64_t rounds;
     gboolean round_started;
@@ -79,9 +77,7 @@ QsBwe *qs_bwe_new(void)
     bwe->local.min_us = QS_BWE_INITIAL_RTT_US;
     bwe->local.srtt_us = QS_BWE_INITIAL_RTT_US;
     bwe->e2e = bwe->local;
-    bwe->min_rtt_us = QS_BWE_INITIAL_RTT_US;
     bwe->bw = QS_BWE_INITIAL_BW;
-    bwe->bdp = (uint64_t)QS_BWE_INITIAL_BW * QS_BWE_INITIAL_RTT_US / G_USEC_PER_SEC;
     return bwe;
 }
 
@@ -117,15 +113,8 @@ static void recompute_bw(QsBwe *bwe)
     uint64_t e2e = filter_max(&bwe->e2e_bw);
     uint64_t local = filter_max(&bwe->local_bw);
 
-    bwe->min_rtt_us = bwe->e2e.have ? bwe->e2e.min_us : bwe->local.min_us;
-    if (e2e) {
-        bwe->bw = e2e;
-        bwe->bdp = e2e * bwe->e2e.min_us / G_USEC_PER_SEC;
-    } else {
-        /* Before the first accepted sample the initial guess stands. */
-        bwe->bw = local ? local : QS_BWE_INITIAL_BW;
-        bwe->bdp = bwe->bw * bwe->local.min_us / G_USEC_PER_SEC;
-    }
+    /* Before the first accepted sample the initial guess stands. */
+    bwe->bw = e2e ? e2e : local ? local : QS_BWE_INITIAL_BW;
 }
 
 static void filter_add(QsBwe *bwe, RateFilter *f, uint32_t min_rtt_us, int64_t now_us,
@@ -227,7 +216,6 @@ static void rtt_sample(Rtt *r, int64_t now_us, uint32_t rtt_us)
 void qs_bwe_on_rtt_sample(QsBwe *bwe, int64_t now_us, uint32_t rtt_us)
 {
     rtt_sample(&bwe->e2e, now_us, rtt_us);
-    recompute_bw(bwe);
 }
 
 static void push_snap(QsBwe *bwe, int64_t now_us, uint64_t acked)
@@ -299,7 +287,6 @@ void qs_bwe_on_facts(QsBwe *bwe, int64_t now_us, const QsLinkFacts *facts)
         }
     }
     rtt_sample(&bwe->local, now_us, facts->rtt_us);
-    recompute_bw(bwe);
 
     sample_delivery(bwe, now_us, acked);
     push_snap(bwe, now_us, acked);
@@ -360,7 +347,7 @@ uint64_t qs_bwe_bandwidth(const QsBwe *bwe)
 
 uint32_t qs_bwe_min_rtt_us(const QsBwe *bwe)
 {
-    return bwe->min_rtt_us;
+    return bwe->e2e.have ? bwe->e2e.min_us : bwe->local.min_us;
 }
 
 uint32_t qs_bwe_srtt_us(const QsBwe *bwe)
@@ -370,7 +357,9 @@ uint32_t qs_bwe_srtt_us(const QsBwe *bwe)
 
 uint64_t qs_bwe_bdp_bytes(const QsBwe *bwe)
 {
-    return bwe->bdp;
+    uint32_t rtt = filter_max(&bwe->e2e_bw) ? bwe->e2e.min_us : bwe->local.min_us;
+
+    return bwe->bw * rtt / G_USEC_PER_SEC;
 }
 
 uint64_t qs_bwe_e2e_bandwidth(const QsBwe *bwe)

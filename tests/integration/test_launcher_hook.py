@@ -4,8 +4,6 @@ in /etc/libvirt/hooks/qemu.d/, libvirtd restarted, then 'virsh start' brings
 a helper up for an opted-in domain and 'virsh destroy' takes it down."""
 
 import os
-import signal
-import subprocess
 import time
 from pathlib import Path
 
@@ -15,7 +13,7 @@ from PIL import Image
 from harness import Xvfb
 from serve_support import require_tool
 from test_launcher_spice import wait_guest_ready
-from test_serve_viewers import locate_guest
+from test_serve_viewers import remote_viewer_sight
 
 from test_launcher_libvirt import (NS, LauncherEnv, metadata, pid_alive,
                                    start_domain, wait_for)
@@ -147,29 +145,8 @@ def test_hook_real_helper_in_remote_viewer(hooked_libvirtd_real, guest, tmp_path
         img = img.convert("RGB")
         w, h, ref = img.width, img.height, img.tobytes()
     with Xvfb(screen="1600x1000x24") as x:
-        xenv = dict(os.environ, **x.env(), GDK_BACKEND="x11", NO_AT_BRIDGE="1")
-        log_path = tmp_path / "remote-viewer.log"
-        with open(log_path, "wb") as log:
-            rv = subprocess.Popen([viewer, str(vv)], env=xenv, stdin=subprocess.DEVNULL,
-                                  stdout=log, stderr=subprocess.STDOUT,
-                                  start_new_session=True)
-        best = None
-        try:
-            deadline = time.monotonic() + 60
-            shot = tmp_path / "screen.png"
-            while time.monotonic() < deadline:
-                assert rv.poll() is None, \
-                    f"remote-viewer exited {rv.returncode}: {log_path.read_text()[-2000:]}"
-                subprocess.run(["import", "-window", "root", str(shot)], env=xenv,
-                               check=True, timeout=30, stdout=subprocess.DEVNULL,
-                               stderr=subprocess.PIPE)
-                best = locate_guest(w, h, ref, shot.read_bytes())
-                if best and best[2] >= 0.99:
-                    break
-                time.sleep(1)
-        finally:
-            os.killpg(rv.pid, signal.SIGTERM)
-            rv.wait(timeout=10)
+        best = remote_viewer_sight(viewer, vv, x, w, h, ref, tmp_path)
+    log_path = tmp_path / "remote-viewer.log"
     assert best and best[2] >= 0.99, (
         f"the guest's picture never appeared whole in remote-viewer ({best}): "
         f"{log_path.read_text()[-2000:]}; helper log: {env.log(name)[-2000:]}")

@@ -103,6 +103,41 @@ def locate_guest(ref_w, ref_h, ref, png_bytes):
     return x0, y0, match_ratio(ref_w, ref_h, ref, sw, sh, shot, x0, y0)
 
 
+def remote_viewer_sight(viewer, vv, xvfb, ref_w, ref_h, ref, tmp_path, timeout=60):
+    """Opens remote-viewer on `vv` in `xvfb` and screenshots the screen until
+    the guest picture `ref` is found whole (ratio >= 0.99) or `timeout`
+    passes; returns locate_guest()'s last answer. Its log is
+    tmp_path/remote-viewer.log."""
+    env = dict(os.environ, **xvfb.env(), GDK_BACKEND="x11", NO_AT_BRIDGE="1")
+    log_path = tmp_path / "remote-viewer.log"
+    best = None
+    with open(log_path, "wb") as log:
+        rv = subprocess.Popen([viewer, str(vv)], env=env, stdin=subprocess.DEVNULL,
+                              stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        try:
+            deadline = time.monotonic() + timeout
+            shot_path = tmp_path / "screen.png"
+            while time.monotonic() < deadline:
+                assert rv.poll() is None, \
+                    f"remote-viewer exited {rv.returncode}: {log_path.read_text()[-2000:]}"
+                subprocess.run(["import", "-window", "root", str(shot_path)], env=env,
+                               check=True, timeout=30, stdout=subprocess.DEVNULL,
+                               stderr=subprocess.PIPE)
+                best = locate_guest(ref_w, ref_h, ref, shot_path.read_bytes())
+                if best and best[2] >= 0.99:
+                    break
+                time.sleep(1.0)
+        finally:
+            if rv.poll() is None:
+                os.killpg(rv.pid, 15)
+                try:
+                    rv.wait(timeout=10)
+                except subprocess.TimeoutExpired:
+                    os.killpg(rv.pid, 9)
+                    rv.wait(timeout=10)
+    return best
+
+
 @pytest.mark.timeout(180)
 def test_remote_viewer_shows_guest(qemu_factory, guest, helper_binary, tmp_path):
     viewer = require_tool("remote-viewer", "virt-viewer")
@@ -119,33 +154,8 @@ def test_remote_viewer_shows_guest(qemu_factory, guest, helper_binary, tmp_path)
                       f"port={port}\npassword={PASSWORD}\ndelete-this-file=0\n"
                       "title=qs-test\n")
         vv.chmod(0o600)
-        env = dict(os.environ, **x.env(), GDK_BACKEND="x11", NO_AT_BRIDGE="1")
-        log = open(tmp_path / "remote-viewer.log", "wb")
-        rv = subprocess.Popen([viewer, str(vv)], env=env, stdin=subprocess.DEVNULL,
-                              stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
-        best = None
-        try:
-            deadline = time.monotonic() + 60
-            shot_path = tmp_path / "screen.png"
-            while time.monotonic() < deadline:
-                assert rv.poll() is None, \
-                    f"remote-viewer exited {rv.returncode}: {(tmp_path / 'remote-viewer.log').read_text()[-2000:]}"
-                subprocess.run(["import", "-window", "root", str(shot_path)], env=env,
-                               check=True, timeout=30, stdout=subprocess.DEVNULL,
-                               stderr=subprocess.PIPE)
-                best = locate_guest(w, hgt, ref, shot_path.read_bytes())
-                if best and best[2] >= 0.99:
-                    break
-                time.sleep(1.0)
-        finally:
-            if rv.poll() is None:
-                os.killpg(rv.pid, 15)
-                try:
-                    rv.wait(timeout=10)
-                except subprocess.TimeoutExpired:
-                    os.killpg(rv.pid, 9)
-                    rv.wait(timeout=10)
-            log.close()
+        best = remote_viewer_sight(viewer, vv, x, w, hgt, ref, tmp_path)
+        shot_path = tmp_path / "screen.png"
         assert best is not None, ("guest picture not found in the remote-viewer screen "
                                   f"({shot_path}); log: "
                                   f"{(tmp_path / 'remote-viewer.log').read_text()[-2000:]}; "
