@@ -6,11 +6,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "channels/qs-agent-channel.h"
+#include "channels/qs-agent-clipboard.h"
 #include "channels/qs-channels.h"
+#include "channels/qs-playback-audio.h"
 #include "display/qs-console.h"
 #include "display/qs-display.h"
+#include "display/qs-ui-info.h"
 #include "net/qs-net-config.h"
 #include "net/qs-server.h"
+#include "qs-helper-control.h"
 #include "qs-confine.h"
 #ifdef QS_TEST_CONTROLS
 #include "display/qs-test-control.h"
@@ -31,6 +36,7 @@ static char *arg_dbus_address;
 static char *arg_vm;
 static char *arg_qmp;
 static int arg_console = -1;
+static int arg_control_fd = -1;
 static QsConfineConfig confine_cfg;
 #ifdef QS_TEST_CONTROLS
 static char *arg_test_control;
@@ -48,11 +54,14 @@ static const GOptionEntry entries[] = {
       "Development: attach through qemu's QMP socket at PATH "
       "(qemu needs -display dbus,p2p=on)", "PATH" },
     { "console", 0, 0, G_OPTION_ARG_INT, &arg_console,
-      "Serve console N (default: the first graphic console)", "N" },
+      "Serve only console N (default: every graphic console)", "N" },
 #ifdef QS_TEST_CONTROLS
     { "test-control", 0, 0, G_OPTION_ARG_FILENAME, &arg_test_control,
       "Test builds only: control socket at PATH", "PATH" },
 #endif
+    { "control-fd", 0, 0, G_OPTION_ARG_INT, &arg_control_fd,
+      "Serve the launcher's control interface (org.qemuspice.Helper1) on "
+      "connections accepted from the listening Unix socket FD", "FD" },
     { "version", 'V', 0, G_OPTION_ARG_NONE, &arg_version,
       "Print the version and exit", NULL },
     { NULL, 0, 0, 0, NULL, NULL, NULL }
@@ -61,6 +70,7 @@ static const GOptionEntry entries[] = {
 typedef struct {
     GMainLoop *loop;
     int status;
+    const char *leaving;        /* why the loop ended, for the control peers */
 } App;
 
 static void log_handler(const char *domain, GLogLevelFlags level,
@@ -90,6 +100,7 @@ static gboolean on_signal(gpointer data)
 
     g_message("signal received; exiting");
     app->status = QS_EXIT_OK;
+    app->leaving = "signal received";
     g_main_loop_quit(app->loop);
     return G_SOURCE_CONTINUE;
 }
@@ -114,7 +125,25 @@ static void on_gone(QsDisplay *display, const char *reason, gpointer data)
     (void)display;
     g_message("%s; exiting", reason);
     app->status = QS_EXIT_OK;
+    app->leaving = "qemu's display went away";
     g_main_loop_quit(app->loop);
+}
+
+/* Resize (issue J): the client's monitors config, through the agent, as
+ * qemu's Console.SetUIInfo; qemu's answer back to the agent's reply. */
+static void on_monitor(gpointer ui, const QsAgentMonitor *m)
+{
+    qs_ui_info_request(ui, &(QsUiInfoRequest){
+        .width_mm = m->width_mm, .height_mm = m->height_mm,
+        .x = m->x, .y = m->y, .width = m->width, .height = m->height,
+    });
+}
+
+static const QsAgentMonitorsOps monitors_ops = { .configure = on_monitor };
+
+static void on_ui_info_done(gboolean applied, gpointer channels)
+{
+    qs_agent_monitors_done(channels, applied);
 }
 
 static int usage_error(const char *message)
@@ -142,6 +171,9 @@ static int check_attach_options(void)
     if (arg_vm && !arg_dbus_address) {
         return usage_error("--vm only applies with --dbus-address");
     }
+    if (arg_control_fd < -1) {
+        return usage_error("--control-fd takes a descriptor number >= 0");
+    }
     if (arg_console < -1) {
         return usage_error("--console takes a console number >= 0");
     }
@@ -156,9 +188,16 @@ int main(int argc, char **argv)
     QsChannels *channels = NULL;
     QsServer *server = NULL;
     QsConsole *console;
+    QsChannelsHead heads[QS_DISPLAY_MAX_SERVED];
     QsNetConfig net_cfg;
     QsDisplayOptions opts;
-    App app = { NULL, QS_EXIT_OK };
+    App app = { NULL, QS_EXIT_OK, "exiting" };
+    QsClipboard *clipboard;
+    QsUiInfo *ui_info;
+    QsAudioOut *audio_out;
+    QsPlaybackAudio *playback;
+    QsHelperControl hc;
+    g_autoptr(QsControl) control = NULL;
     int r;
 
     ctx = g_option_context_new("- serve a qemu console over SPICE");
@@ -223,18 +262,36 @@ int main(int argc, char **argv)
         qs_net_config_clear(&net_cfg);
         return QS_EXIT_FAILURE;
     }
+    /* One head (display + cursor channel) per served console, in order. */
+    G_STATIC_ASSERT(QS_DISPLAY_MAX_SERVED <= QS_CHANNELS_MAX_HEADS);
     console = qs_display_get_console(display);
+    for (guint i = 0; i < qs_display_get_n_consoles(display); i++) {
+        QsConsole *c = qs_display_get_console_at(display, i);
+
+        heads[i] = (QsChannelsHead){ qs_console_get_screen(c),
+                                     qs_console_get_cursor(c),
+                                     qs_console_get_input(c) };
+    }
     channels = qs_channels_new(&(QsChannelsConfig){
         .vm_name = qs_display_get_vm_name(display),
         .vm_uuid = qs_display_get_vm_uuid(display),
-        .screen = qs_console_get_screen(console),
-        .cursor = qs_console_get_cursor(console),
-        .input = qs_console_get_input(console),
+        .heads = heads,
+        .n_heads = qs_display_get_n_consoles(display),
     });
     server = qs_server_new(&net_cfg, qs_channels_server_callbacks(), channels,
                            &error);
     if (!server) {
         fprintf(stderr, "qemu-spice: %s\n", error->message);
+        qs_channels_free(channels);
+        qs_net_config_clear(&net_cfg);
+        return QS_EXIT_FAILURE;
+    }
+    hc = (QsHelperControl){ .server = server, .channels = channels };
+    if (arg_control_fd >= 0 &&
+        !(control = qs_control_new(arg_control_fd, qs_helper_control_ops(),
+                                   &hc, &error))) {
+        fprintf(stderr, "qemu-spice: %s\n", error->message);
+        qs_server_free(server);
         qs_channels_free(channels);
         qs_net_config_clear(&net_cfg);
         return QS_EXIT_FAILURE;
@@ -253,6 +310,18 @@ int main(int argc, char **argv)
         }
     }
 #endif
+    /* Clipboard (issue J): qemu's D-Bus clipboard behind an emulated agent. */
+    clipboard = qs_clipboard_new(qs_display_get_connection(display),
+                                 qs_display_get_dest(display));
+    qs_agent_use_clipboard(channels, clipboard);
+    ui_info = qs_ui_info_new(qs_display_get_connection(display),
+                             qs_display_get_dest(display),
+                             qs_console_get_id(console), on_ui_info_done, channels);
+    qs_agent_set_monitors(channels, &monitors_ops, ui_info);
+    /* Sound (issue J): qemu's D-Bus audio output to the playback channel. */
+    audio_out = qs_audio_out_new(qs_display_get_connection(display),
+                                 qs_display_get_dest(display));
+    playback = qs_playback_audio_new(channels, audio_out);
     app.loop = g_main_loop_new(NULL, FALSE);
     g_unix_signal_add(SIGINT, on_signal, &app);
     g_unix_signal_add(SIGTERM, on_signal, &app);
@@ -264,16 +333,28 @@ int main(int argc, char **argv)
         app.status = QS_EXIT_FAILURE;
     } else {
         qs_display_start(display, on_gone, &app);
+        qs_clipboard_start(clipboard);
+        qs_audio_out_start(audio_out, qs_display_get_audio(display));
         g_main_loop_run(app.loop);
     }
     g_main_loop_unref(app.loop);
+    if (control) {
+        qs_control_leaving(control, app.leaving);
+        g_clear_pointer(&control, qs_control_free);
+    }
 #ifdef QS_TEST_CONTROLS
     g_clear_pointer(&tc, qs_test_control_free);
 #endif
     /* Connections free their channels, and those their screen watches, so the
      * server goes before the channels, and both before the screen's owner. */
     qs_server_free(server);
+    qs_agent_drop_clipboard(channels, clipboard);
+    qs_agent_set_monitors(channels, NULL, NULL);
+    qs_ui_info_free(ui_info);
+    qs_playback_audio_free(playback);
+    qs_audio_out_free(audio_out);
     qs_channels_free(channels);
+    qs_clipboard_free(clipboard);
     g_clear_pointer(&display, qs_display_free);
     qs_net_config_clear(&net_cfg);
     qs_confine_config_clear(&confine_cfg);

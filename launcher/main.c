@@ -21,6 +21,7 @@ static int arg_wait = -1;
 static char *arg_format;
 static gboolean arg_json;
 static gboolean arg_no_wait;
+static gboolean arg_disconnect;
 
 static const GOptionEntry entries[] = {
     { "connect", 'c', 0, G_OPTION_ARG_STRING, &arg_uri,
@@ -49,6 +50,9 @@ static const GOptionEntry entries[] = {
       "status: one JSON object per line", NULL },
     { "no-wait", 0, 0, G_OPTION_ARG_NONE, &arg_no_wait,
       "detach: signal the launcher and return at once", NULL },
+    { "disconnect", 0, 0, G_OPTION_ARG_NONE, &arg_disconnect,
+      "set-ticket: also disconnect the connected viewer (default: keep it)",
+      NULL },
     { "version", 'V', 0, G_OPTION_ARG_NONE, &arg_version,
       "Print the version and exit", NULL },
     G_OPTION_ENTRY_NULL
@@ -123,7 +127,8 @@ static int run(int argc, char **argv)
         return qs_cmd_console(cfg, domain, arg_format ? arg_format : "uri");
     }
     if (strcmp(cmd, "set-ticket") == 0) {
-        return qs_cmd_set_ticket(cfg, domain, arg_ticket_file, arg_expires);
+        return qs_cmd_set_ticket(cfg, domain, arg_ticket_file, arg_expires,
+                                 arg_disconnect);
     }
     return qs_cmd_hook(cfg, arg_config, argv + 2);
 }
@@ -138,9 +143,9 @@ int main(int argc, char **argv)
         "Commands:\n"
         "  attach DOMAIN        start a qemu-spice helper for the domain\n"
         "  detach DOMAIN        stop it and remove the console\n"
-        "  status [DOMAIN]      pid, ports, uptime\n"
+        "  status [DOMAIN]      pid, ports, uptime, clients\n"
         "  console DOMAIN       print the console (--format uri|json|vv|kerbside)\n"
-        "  set-ticket DOMAIN    new ticket (restarts the helper)\n"
+        "  set-ticket DOMAIN    new ticket for new links (--disconnect: drop the viewer)\n"
         "  hook DOMAIN OP ...   libvirt qemu hook entry point (XML on stdin)\n"
         "See qemu-spice-launcher(1) and qemu-spice.conf(5).");
     g_option_context_add_main_entries(ctx, entries, NULL);

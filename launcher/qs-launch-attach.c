@@ -13,6 +13,7 @@
 #include <unistd.h>
 #include <gio/gio.h>
 #include <glib-unix.h>
+#include "qs-launch-control.h"
 #include "qs-launch-libvirt.h"
 #include "qs-launch-log.h"
 #include "qs-launch-monitor.h"
@@ -85,6 +86,7 @@ static gboolean prepare(Session *s, const char *arg, GError **error)
     s->state_path = qs_run_path(s->cfg, name, ".json");
     s->pid_path = qs_run_path(s->cfg, name, ".pid");
     s->lock_path = qs_run_path(s->cfg, name, ".lock");
+    s->control_path = qs_run_path(s->cfg, name, ".ctl");
     s->lock_fd = take_lock(s->lock_path, deadline);
     if (s->lock_fd < 0) {
         g_autoptr(QsLaunchState) old = qs_launch_state_load(s->state_path, NULL);
@@ -163,6 +165,9 @@ static gboolean prepare(Session *s, const char *arg, GError **error)
         (s->tls_fd = qs_bind_listener(s->cfg->listen_address,
                                       s->cfg->port_min, s->cfg->port_max,
                                       &s->st->tls_port, error)) < 0) {
+        return FALSE;
+    }
+    if ((s->control_fd = qs_control_bind(s->control_path, error)) < 0) {
         return FALSE;
     }
     if (!qs_ticket_write_file(s->st->ticket_file, s->password,
@@ -257,7 +262,7 @@ int qs_attach(QsLaunchConfig *cfg, const char *domain,
 
     s->cfg = cfg;
     s->opts = *opts;
-    s->listen_fd = s->tls_fd = s->lock_fd = s->log_fd = -1;
+    s->listen_fd = s->tls_fd = s->control_fd = s->lock_fd = s->log_fd = -1;
     s->loop = g_main_loop_new(NULL, FALSE);
     if (opts->syslog) {
         qs_log_use_syslog(domain);

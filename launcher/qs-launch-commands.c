@@ -12,6 +12,7 @@
 #include <unistd.h>
 #include <gio/gio.h>
 #include "qs-launch-commands.h"
+#include "qs-launch-control.h"
 #include "qs-launch-domain.h"
 #include "qs-launch-format.h"
 #include "qs-launch-libvirt.h"
@@ -97,7 +98,7 @@ static gboolean locked(const QsLaunchConfig *cfg, const char *domain)
 /* The monitor died without cleaning up (SIGKILL, crash): do its part. */
 static void clean_orphan(QsLaunchConfig *cfg, QsLaunchState *st)
 {
-    const char *suffixes[] = { ".json", ".pid", ".ticket", ".lock" };
+    const char *suffixes[] = { ".json", ".pid", ".ticket", ".ctl", ".lock" };
     g_autoptr(GError) err = NULL;
     g_autoptr(virConnect) conn = NULL;
     g_autoptr(virDomain) dom = NULL;
@@ -174,11 +175,68 @@ int qs_cmd_detach(QsLaunchConfig *cfg, const char *domain, gboolean wait)
     return 0;
 }
 
-static void status_line(const QsLaunchState *st, gboolean json, GString *out)
+/* The helper's clients as JSON (an array) or text, from its control socket;
+ * NULL if it does not answer. */
+static char *helper_clients(QsLaunchConfig *cfg, const QsLaunchState *st,
+                            gboolean json)
+{
+    g_autofree char *ctl = qs_run_path(cfg, st->domain, ".ctl");
+    g_autoptr(GDBusConnection) conn = qs_control_connect(ctl, NULL);
+    g_autoptr(GVariant) status = conn ? qs_control_get_status(conn, NULL)
+                                      : NULL;
+    g_autoptr(GVariant) clients = status ?
+        g_variant_lookup_value(status, "clients", G_VARIANT_TYPE("aa{sv}")) :
+        NULL;
+    GString *out;
+
+    if (!clients) {
+        return NULL;
+    }
+    out = g_string_new(json ? "[" : "");
+    for (gsize i = 0; i < g_variant_n_children(clients); i++) {
+        g_autoptr(GVariant) c = g_variant_get_child_value(clients, i);
+        g_autofree char *address = NULL;
+        g_autofree const char **chans = NULL;
+        gint64 since = 0;
+        gboolean tls = FALSE;
+
+        g_variant_lookup(c, "address", "s", &address);
+        g_variant_lookup(c, "since", "x", &since);
+        g_variant_lookup(c, "tls", "b", &tls);
+        g_variant_lookup(c, "channels", "^a&s", &chans);
+        if (json) {
+            g_string_append(out, i ? ",{\"address\":" : "{\"address\":");
+            qs_json_append_string(out, address ? address : "");
+            g_string_append_printf(out, ",\"since\":%" G_GINT64_FORMAT
+                                   ",\"tls\":%s,\"channels\":[", since,
+                                   tls ? "true" : "false");
+            for (guint k = 0; chans && chans[k]; k++) {
+                g_string_append(out, k ? "," : "");
+                qs_json_append_string(out, chans[k]);
+            }
+            g_string_append(out, "]}");
+        } else {
+            g_autofree char *names = chans ? g_strjoinv(",", (char **)chans)
+                                           : g_strdup("");
+
+            g_string_append_printf(out, "%s%s (%s%s)", i ? ", " : "",
+                                   address ? address : "?",
+                                   tls ? "TLS, " : "", names);
+        }
+    }
+    if (json) {
+        g_string_append(out, "]");
+    }
+    return g_string_free(out, FALSE);
+}
+
+static void status_line(QsLaunchConfig *cfg, const QsLaunchState *st,
+                        gboolean json, GString *out)
 {
     gint64 now = g_get_real_time() / G_USEC_PER_SEC;
     gboolean alive = qs_pid_alive(st->helper_pid);
     gboolean mon = qs_pid_alive(st->monitor_pid);
+    g_autofree char *clients = alive ? helper_clients(cfg, st, json) : NULL;
 
     if (json) {
         g_autofree char *j = qs_launch_state_to_json(st);
@@ -186,20 +244,24 @@ static void status_line(const QsLaunchState *st, gboolean json, GString *out)
         g_strchomp(j);
         j[strlen(j) - 1] = '\0';
         g_string_append_printf(out, "%s,\"helper_running\":%s,\"launcher_running\":%s,"
-                               "\"uptime\":%" G_GINT64_FORMAT ",\"clients\":null}\n",
+                               "\"uptime\":%" G_GINT64_FORMAT ",\"clients\":%s}\n",
                                j, alive ? "true" : "false",
                                mon ? "true" : "false",
-                               alive ? now - st->started : 0);
+                               alive ? now - st->started : 0,
+                               clients ? clients : "null");
         return;
     }
     g_string_append_printf(out, "%s: %s, mode %s, helper pid %d, port %u, "
                            "tls-port %u, uptime %" G_GINT64_FORMAT " s, "
-                           "restarts %u%s\n", st->domain,
+                           "restarts %u%s, clients: %s\n", st->domain,
                            alive ? "running" : "NOT RUNNING", st->mode,
                            st->helper_pid, st->port, st->tls_port,
                            alive ? now - st->started : 0, st->restarts,
                            mon ? (st->supervise ? ", supervised" : "")
-                               : ", launcher gone");
+                               : ", launcher gone",
+                           !alive ? "none"
+                           : !clients ? "unknown (no answer on the control socket)"
+                           : *clients ? clients : "none");
 }
 
 int qs_cmd_status(QsLaunchConfig *cfg, const char *domain, gboolean json)
@@ -214,7 +276,7 @@ int qs_cmd_status(QsLaunchConfig *cfg, const char *domain, gboolean json)
             qs_log_error("status: %s", err->message);
             return 1;
         }
-        status_line(st, json, out);
+        status_line(cfg, st, json, out);
         fputs(out->str, stdout);
         return qs_pid_alive(st->helper_pid) ? 0 : 3;
     }
@@ -235,7 +297,7 @@ int qs_cmd_status(QsLaunchConfig *cfg, const char *domain, gboolean json)
             g_autoptr(QsLaunchState) st = qs_launch_state_load(p, NULL);
 
             if (st) {
-                status_line(st, json, out);
+                status_line(cfg, st, json, out);
             }
         }
     }
@@ -295,15 +357,18 @@ int qs_cmd_console(QsLaunchConfig *cfg, const char *domain, const char *format)
 }
 
 int qs_cmd_set_ticket(QsLaunchConfig *cfg, const char *domain,
-                      const char *ticket_file, const char *expires)
+                      const char *ticket_file, const char *expires,
+                      gboolean disconnect)
 {
     g_autoptr(GError) err = NULL;
     g_autoptr(QsLaunchState) st = qs_find_state(cfg, domain, &err);
+    g_autoptr(GDBusConnection) conn = NULL;
     g_autofree char *password = NULL;
+    g_autofree char *ctl = NULL;
     gint64 now = g_get_real_time() / G_USEC_PER_SEC;
     gint64 expiry = cfg->ticket_lifetime_s ? now + cfg->ticket_lifetime_s : 0;
-    int old_pid;
-    gint64 deadline;
+    guint kept = 0;
+    gboolean ok;
 
     if (!st) {
         qs_log_error("set-ticket: %s", err->message);
@@ -317,37 +382,34 @@ int qs_cmd_set_ticket(QsLaunchConfig *cfg, const char *domain,
     password = ticket_file ? qs_ticket_read_file(ticket_file, &expiry, &err)
                            : qs_ticket_generate(&err);
     if (!password ||
-        (expires && !qs_parse_when(expires, now, &expiry, &err)) ||
-        !qs_ticket_write_file(st->ticket_file, password, expiry, &err)) {
+        (expires && !qs_parse_when(expires, now, &expiry, &err))) {
         qs_log_error("set-ticket: %s", err->message);
         return 1;
     }
+    /* The running helper first: if it refuses, the file keeps the ticket
+     * that is in force. */
+    ctl = qs_run_path(cfg, st->domain, ".ctl");
+    ok = (conn = qs_control_connect(ctl, &err)) &&
+         qs_control_set_ticket(conn, password, expiry, disconnect, &kept,
+                               &err) &&
+         qs_ticket_write_file(st->ticket_file, password, expiry, &err);
     explicit_bzero(password, strlen(password));
-    old_pid = st->helper_pid;
-    if (kill(st->monitor_pid, SIGUSR1) < 0) {
-        qs_log_error("set-ticket: signalling pid %d: %s", st->monitor_pid,
-                     g_strerror(errno));
+    if (!ok) {
+        qs_log_error("set-ticket: %s", err->message);
         return 1;
     }
-    /* No control interface on the helper yet: the monitor restarts it. */
-    deadline = g_get_monotonic_time() + DETACH_WAIT_S * G_USEC_PER_SEC;
-    for (;;) {
-        g_autoptr(QsLaunchState) now_st = qs_find_state(cfg, st->domain, NULL);
-
-        if (now_st && now_st->helper_pid != old_pid &&
-            qs_pid_alive(now_st->helper_pid)) {
-            printf("%s: new ticket in %s; the helper was restarted (pid %d), "
-                   "so connected viewers were dropped\n", st->domain,
-                   st->ticket_file, now_st->helper_pid);
-            return 0;
-        }
-        if (g_get_monotonic_time() > deadline) {
-            qs_log_error("set-ticket: the helper did not come back in %d s "
-                         "(see %s)", DETACH_WAIT_S, st->log);
-            return 1;
-        }
-        g_usleep(100 * 1000);
+    /* The monitor re-reads the file so a restarted helper keeps it. */
+    if (kill(st->monitor_pid, SIGUSR1) < 0) {
+        qs_log_error("set-ticket: signalling the launcher (pid %d): %s",
+                     st->monitor_pid, g_strerror(errno));
+        return 1;
     }
+    printf("%s: new ticket in %s; %s\n", st->domain, st->ticket_file,
+           kept ? "the connected viewer was kept (it linked with the old "
+                  "ticket; new links need the new one)"
+                : disconnect ? "any connected viewer was disconnected"
+                             : "no viewer was connected");
+    return 0;
 }
 
 static char *read_stdin_bounded(void)

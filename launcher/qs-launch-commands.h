@@ -15,6 +15,9 @@ gboolean qs_parse_when(const char *s, gint64 now, gint64 *out, GError **error);
 int qs_cmd_detach(QsLaunchConfig *cfg, const char *domain, gboolean wait);
 int qs_cmd_status(QsLaunchConfig *cfg, const char *domain, gboolean json);
 int qs_cmd_console(QsLaunchConfig *cfg, const char *domain, const char *format);
+/* Gives the running helper a new ticket (it keeps the connected viewer
+ * unless `disconnect`) and writes it to the ticket file. */
 int qs_cmd_set_ticket(QsLaunchConfig *cfg, const char *domain,
-                      const char *ticket_file, const char *expires);
+                      const char *ticket_file, const char *expires,
+                      gboolean disconnect);
 int qs_cmd_hook(QsLaunchConfig *cfg, const char *config_path, char **args);

@@ -14,6 +14,7 @@
 #include <unistd.h>
 #include <gio/gio.h>
 #include <glib-unix.h>
+#include "qs-launch-control.h"
 #include "qs-launch-libvirt.h"
 #include "qs-launch-log.h"
 #include "qs-launch-monitor.h"
@@ -70,6 +71,7 @@ void qs_session_free(Session *s)
     g_free(s->state_path);
     g_free(s->pid_path);
     g_free(s->lock_path);
+    g_free(s->control_path);
     g_free(s->tls_private);
     for (guint i = 0; i < G_N_ELEMENTS(s->signals); i++) {
         g_clear_handle_id(&s->signals[i], g_source_remove);
@@ -171,6 +173,7 @@ static gboolean spawn(Session *s, GError **error)
         .vm = s->info->uuid,
         .listen_fd = s->listen_fd,
         .tls_listen_fd = s->tls_fd,
+        .control_fd = s->control_fd,
         .tls_dir = s->tls_private,
         .secure_channels = s->cfg->secure_channels,
         .password = s->password,
@@ -210,6 +213,9 @@ void qs_session_remove_local_files(Session *s)
 {
     unlink(s->state_path);
     unlink(s->pid_path);
+    if (s->control_path) {
+        unlink(s->control_path);
+    }
     if (s->st->ticket_file) {
         unlink(s->st->ticket_file);
     }
@@ -299,12 +305,6 @@ static void on_child_exit(GPid pid, int status, gpointer data)
         g_main_loop_quit(s->loop);
         return;
     }
-    if (s->restart_now) {
-        s->restart_now = FALSE;
-        s->backoff_s = 0;
-        do_restart(s);
-        return;
-    }
     if (!domain_active(s)) {
         qs_log_info("domain %s is no longer running: detaching", s->st->domain);
         g_main_loop_quit(s->loop);
@@ -361,8 +361,9 @@ static gboolean on_sigterm(gpointer data)
     return G_SOURCE_CONTINUE;
 }
 
-/* set-ticket: the new ticket is in the ticket file; the helper has no control
- * interface yet, so it is restarted with it (connected viewers drop). */
+/* set-ticket: the command gave the running helper its new ticket over the
+ * control socket and wrote it to the ticket file; a helper started later
+ * (a restart) must get the same one. */
 static gboolean on_sigusr1(gpointer data)
 {
     Session *s = data;
@@ -378,31 +379,41 @@ static gboolean on_sigusr1(gpointer data)
     g_free(s->password);
     s->password = pw;
     s->st->ticket_expiry = expiry;
-    qs_log_info("ticket changed: restarting the helper");
-    if (s->helper > 0) {
-        s->restart_now = TRUE;
-        qs_session_stop_helper(s);
-    } else if (!s->restart_timer) {
-        do_restart(s);
+    if (!qs_session_write_state(s, &err) ||
+        !qs_session_publish(s, TRUE, &err)) {
+        qs_log_error("set-ticket: %s", err->message);
     }
+    qs_log_info("ticket changed");
     return G_SOURCE_CONTINUE;
 }
 
-/* SIGHUP: fresh certificates into the helper's copy, then the helper reloads. */
+/* SIGHUP: fresh certificates into the helper's copy (for restarts), and to
+ * the running helper over its control socket: a confined helper cannot
+ * open files. */
 static gboolean on_sighup(gpointer data)
 {
     Session *s = data;
     g_autoptr(GError) err = NULL;
+    g_autoptr(GDBusConnection) conn = NULL;
 
-    if (s->tls_private &&
-        !qs_tls_prepare(s->cfg->tls_dir, s->tls_private, s->uid, s->gid,
+    if (!s->tls_private) {
+        qs_log_info("SIGHUP: no TLS listener, nothing to reload");
+        return G_SOURCE_CONTINUE;
+    }
+    if (!qs_tls_prepare(s->cfg->tls_dir, s->tls_private, s->uid, s->gid,
                         &err)) {
         qs_log_error("reloading certificates: %s", err->message);
         return G_SOURCE_CONTINUE;
     }
-    if (s->helper > 0) {
-        kill(s->helper, SIGHUP);
+    if (s->helper <= 0) {
+        return G_SOURCE_CONTINUE;   /* the next helper starts with them */
     }
+    if (!(conn = qs_control_connect(s->control_path, &err)) ||
+        !qs_control_set_certificates(conn, s->tls_private, &err)) {
+        qs_log_error("reloading certificates: %s", err->message);
+        return G_SOURCE_CONTINUE;
+    }
+    qs_log_info("certificates reloaded from %s", s->cfg->tls_dir);
     return G_SOURCE_CONTINUE;
 }
 

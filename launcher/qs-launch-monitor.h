@@ -18,6 +18,7 @@ typedef struct {
     char *password;
     int listen_fd;
     int tls_fd;
+    int control_fd;           /* listening; the helper accepts on it */
     int lock_fd;
     int log_fd;
     uid_t uid;
@@ -25,13 +26,13 @@ typedef struct {
     char *state_path;
     char *pid_path;
     char *lock_path;
+    char *control_path;
     char *tls_private;
     pid_t helper;
     guint child_watch;
     guint kill_timer;
     guint restart_timer;
     gboolean stopping;
-    gboolean restart_now;     /* set-ticket: respawn as soon as it exited */
     gboolean starting;        /* the first helper's liveness check runs */
     int start_status;         /* its wait status if it exited meanwhile */
     guint backoff_s;
@@ -53,7 +54,8 @@ void qs_session_stop_helper(Session *s);
 void qs_session_remove_local_files(Session *s);
 /* Metadata and files. */
 void qs_session_cleanup(Session *s);
-/* SIGTERM/SIGINT detach, SIGUSR1 takes the new ticket, SIGHUP reloads TLS;
+/* SIGTERM/SIGINT detach, SIGUSR1 re-reads the ticket file (for restarts:
+ * set-ticket gives the running helper the ticket itself), SIGHUP reloads TLS;
  * they stay installed until the session is freed. */
 void qs_session_watch_signals(Session *s);
 /* The monitor loop until the console ends; returns the exit status. */

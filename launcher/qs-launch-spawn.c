@@ -23,7 +23,8 @@
 #define FD_LISTEN 4
 #define FD_TLS_LISTEN 5
 #define FD_TICKET 6
-#define FD_EXEC_ERR 7
+#define FD_CONTROL 7
+#define FD_EXEC_ERR 8
 
 int qs_bind_listener(const char *addr, guint min, guint max, guint *port,
                      GError **error)
@@ -210,11 +211,11 @@ static void close_from(int first)
 static G_GNUC_NORETURN void child(const QsSpawnSpec *s, int ticket_fd,
                                   int err_fd, char **argv, char **envp)
 {
-    int src[5] = { s->display_fd, s->listen_fd, s->tls_listen_fd, ticket_fd,
-                   err_fd };
-    int dst[5] = { FD_DISPLAY, FD_LISTEN, FD_TLS_LISTEN, FD_TICKET,
-                   FD_EXEC_ERR };
-    int tmp[5];
+    int src[6] = { s->display_fd, s->listen_fd, s->tls_listen_fd, ticket_fd,
+                   s->control_fd, err_fd };
+    int dst[6] = { FD_DISPLAY, FD_LISTEN, FD_TLS_LISTEN, FD_TICKET,
+                   FD_CONTROL, FD_EXEC_ERR };
+    int tmp[6];
     int null_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
     int stage = 0;
     sigset_t none;
@@ -225,7 +226,7 @@ static G_GNUC_NORETURN void child(const QsSpawnSpec *s, int ticket_fd,
     sigprocmask(SIG_SETMASK, &none, NULL);
 
     /* Move every source above the targets first, so no dup2 clobbers one. */
-    for (int i = 0; i < 5; i++) {
+    for (int i = 0; i < 6; i++) {
         tmp[i] = src[i] >= 0 ? fcntl(src[i], F_DUPFD_CLOEXEC, 64) : -1;
         if (src[i] >= 0 && tmp[i] < 0) {
             goto fail;
@@ -236,7 +237,7 @@ static G_GNUC_NORETURN void child(const QsSpawnSpec *s, int ticket_fd,
         dup2(s->log_fd, 2) < 0) {
         goto fail;
     }
-    for (int i = 0; i < 5; i++) {
+    for (int i = 0; i < 6; i++) {
         if (tmp[i] >= 0 && dup2(tmp[i], dst[i]) < 0) {
             goto fail;
         }
@@ -308,6 +309,9 @@ pid_t qs_spawn_helper(const QsSpawnSpec *s, GError **error)
         }
     }
     g_ptr_array_add(argv, g_strdup("--ticket-fd=6"));
+    if (s->control_fd >= 0) {
+        g_ptr_array_add(argv, g_strdup("--control-fd=7"));
+    }
     if (geteuid() == 0) {
         struct passwd *pw = getpwuid(s->uid);
 

@@ -30,6 +30,7 @@ typedef struct {
     const char *vm;            /* bus mode: --vm */
     int listen_fd;             /* or -1 */
     int tls_listen_fd;         /* or -1 */
+    int control_fd;            /* listening control socket, or -1 */
     const char *tls_dir;
     const char *secure_channels;
     const char *password;
@@ -40,5 +41,6 @@ typedef struct {
 } QsSpawnSpec;
 
 /* Starts the helper with exactly these descriptors (3 display, 4 plain
- * listener, 5 TLS listener, 6 ticket pipe) and nothing else open. */
+ * listener, 5 TLS listener, 6 ticket pipe, 7 control socket) and nothing
+ * else open. */
 pid_t qs_spawn_helper(const QsSpawnSpec *spec, GError **error);

@@ -7,25 +7,35 @@
 #include <spice/enums.h>
 #include <spice/protocol.h>
 
-struct QsChannels {
-    char *vm_name;
-    gboolean has_uuid;
-    uint8_t uuid[16];
+typedef struct {
+    QsChannels *hub;
+    guint index;                /* display and cursor channel id */
     QsScreen *screen;
     QsCursor *cursor;
     QsInput *input;
     guint screen_func;
+} Head;
 
-    /* Screen and cursor changes arrive on qemu's listener thread; they only
-     * raise a flag and make this source ready (g_source_set_ready_time is
-     * thread-safe), and the main context does the work. */
+struct QsChannels {
+    char *vm_name;
+    gboolean has_uuid;
+    uint8_t uuid[16];
+    Head heads[QS_CHANNELS_MAX_HEADS];
+    guint n_heads;
+
+    /* Screen and cursor changes arrive on qemu's listener threads; they
+     * only raise their head's bit and make this source ready
+     * (g_source_set_ready_time is thread-safe), and the main context does
+     * the work. */
     GSource *wake;
-    gint screen_changed;
-    gint cursor_changed;
+    guint screen_changed;       /* bit per head */
+    guint cursor_changed;
 
     QsSession *session;
+    gint64 session_since_us;
     gboolean mouse_absolute;
     uint16_t modifiers;
+    QsPlaybackState playback;
 };
 
 static gboolean wake_dispatch(GSource *source, GSourceFunc callback,
@@ -42,37 +52,45 @@ static GSourceFuncs wake_funcs = {
 static gboolean on_wake(gpointer user_data)
 {
     QsChannels *hub = user_data;
-    QsSession *session = hub->session;
+    guint screens = g_atomic_int_and(&hub->screen_changed, 0);
+    guint cursors = g_atomic_int_and(&hub->cursor_changed, 0);
 
-    if (g_atomic_int_exchange(&hub->screen_changed, 0) && session && session->display) {
-        qs_display_channel_pump(session->display);
+    /* The session is reread before each call: a send can close a
+     * connection (closing completes later, but the session may go). */
+    for (guint i = 0; i < hub->n_heads; i++) {
+        QsSession *session = hub->session;
+
+        if ((screens & (1u << i)) && session && session->displays[i]) {
+            qs_display_channel_pump(session->displays[i]);
+        }
     }
-    /* The session may have changed under the display pump (a send can close
-     * a connection, but closing completes later), so reread it. */
-    session = hub->session;
-    if (g_atomic_int_exchange(&hub->cursor_changed, 0) && session && session->cursor) {
-        qs_cursor_channel_changed(session->cursor);
+    for (guint i = 0; i < hub->n_heads; i++) {
+        QsSession *session = hub->session;
+
+        if ((cursors & (1u << i)) && session && session->cursors[i]) {
+            qs_cursor_channel_changed(session->cursors[i]);
+        }
     }
     return G_SOURCE_CONTINUE;
 }
 
 static void on_screen_changed(QsScreen *screen, gpointer user_data)
 {
-    QsChannels *hub = user_data;
+    Head *head = user_data;
 
     (void)screen;
-    g_atomic_int_set(&hub->screen_changed, 1);
-    g_source_set_ready_time(hub->wake, 0);
+    g_atomic_int_or(&head->hub->screen_changed, 1u << head->index);
+    g_source_set_ready_time(head->hub->wake, 0);
 }
 
 static void on_cursor_changed(QsCursor *cursor, gboolean shape, gpointer user_data)
 {
-    QsChannels *hub = user_data;
+    Head *head = user_data;
 
     (void)cursor;
     (void)shape;
-    g_atomic_int_set(&hub->cursor_changed, 1);
-    g_source_set_ready_time(hub->wake, 0);
+    g_atomic_int_or(&head->hub->cursor_changed, 1u << head->index);
+    g_source_set_ready_time(head->hub->wake, 0);
 }
 
 static void on_input_changed(QsInput *input, QsInputChange what, gpointer user_data)
@@ -91,26 +109,36 @@ QsChannels *qs_channels_new(const QsChannelsConfig *config)
     QsChannels *hub = g_new0(QsChannels, 1);
     g_autoptr(GMainContext) context = g_main_context_ref_thread_default();
 
-    g_assert(config->screen);
+    QsChannelsHead one = { config->screen, config->cursor, config->input };
+    const QsChannelsHead *heads = config->n_heads ? config->heads : &one;
+    QsInput *input;
+
+    g_assert(config->n_heads <= QS_CHANNELS_MAX_HEADS);
     hub->vm_name = g_strdup(config->vm_name);
     hub->has_uuid = config->vm_uuid && qs_uuid_parse(config->vm_uuid, hub->uuid);
-    hub->screen = config->screen;
-    hub->cursor = config->cursor;
-    hub->input = config->input;
+    hub->n_heads = MAX(config->n_heads, 1);
 
     hub->wake = g_source_new(&wake_funcs, sizeof(GSource));
     g_source_set_callback(hub->wake, on_wake, hub, NULL);
     g_source_set_name(hub->wake, "qs-channels-wake");
     g_source_attach(hub->wake, context);
 
-    hub->screen_func = qs_screen_add_changed_func(hub->screen, on_screen_changed, hub);
-    if (hub->cursor) {
-        qs_cursor_set_changed_func(hub->cursor, on_cursor_changed, hub);
+    for (guint i = 0; i < hub->n_heads; i++) {
+        Head *head = &hub->heads[i];
+
+        g_assert(heads[i].screen);
+        *head = (Head){ hub, i, heads[i].screen, heads[i].cursor, heads[i].input, 0 };
+        head->screen_func = qs_screen_add_changed_func(head->screen, on_screen_changed,
+                                                       head);
+        if (head->cursor) {
+            qs_cursor_set_changed_func(head->cursor, on_cursor_changed, head);
+        }
     }
-    if (hub->input) {
-        hub->mouse_absolute = qs_input_is_absolute(hub->input);
-        hub->modifiers = (uint16_t)qs_input_get_modifiers(hub->input);
-        qs_input_set_changed_func(hub->input, on_input_changed, hub);
+    input = hub->heads[0].input;
+    if (input) {
+        hub->mouse_absolute = qs_input_is_absolute(input);
+        hub->modifiers = (uint16_t)qs_input_get_modifiers(input);
+        qs_input_set_changed_func(input, on_input_changed, hub);
     }
     return hub;
 }
@@ -122,12 +150,14 @@ void qs_channels_free(QsChannels *hub)
     }
     qs_session_free(g_steal_pointer(&hub->session), "server shutting down");
     /* Removal waits for a running callback, so none touches hub after this. */
-    qs_screen_remove_changed_func(hub->screen, hub->screen_func);
-    if (hub->cursor) {
-        qs_cursor_set_changed_func(hub->cursor, NULL, NULL);
+    for (guint i = 0; i < hub->n_heads; i++) {
+        qs_screen_remove_changed_func(hub->heads[i].screen, hub->heads[i].screen_func);
+        if (hub->heads[i].cursor) {
+            qs_cursor_set_changed_func(hub->heads[i].cursor, NULL, NULL);
+        }
     }
-    if (hub->input) {
-        qs_input_set_changed_func(hub->input, NULL, NULL);
+    if (hub->heads[0].input) {
+        qs_input_set_changed_func(hub->heads[0].input, NULL, NULL);
     }
     g_source_destroy(hub->wake);
     g_source_unref(hub->wake);
@@ -150,10 +180,13 @@ static void set_cap(guint32 *caps, guint *n_caps, guint cap)
 static SpiceLinkErr on_prepare(const QsLinkInfo *info, guint32 *caps,
                                guint *n_caps, gpointer user_data)
 {
-    (void)user_data;
+    QsChannels *hub = user_data;
+    gboolean per_head = info->channel_type == SPICE_CHANNEL_DISPLAY ||
+                        info->channel_type == SPICE_CHANNEL_CURSOR;
+
     *n_caps = 0;
-    /* One console for now: display, inputs and cursor channel 0. */
-    if (info->channel_id != 0) {
+    /* Display and cursor channels 0..n-1, one per head; main and inputs 0. */
+    if (info->channel_id >= (per_head ? hub->n_heads : 1)) {
         return SPICE_LINK_ERR_CHANNEL_NOT_AVAILABLE;
     }
     switch (info->channel_type) {
@@ -169,6 +202,13 @@ static SpiceLinkErr on_prepare(const QsLinkInfo *info, guint32 *caps,
         return SPICE_LINK_ERR_OK;
     case SPICE_CHANNEL_INPUTS:
         set_cap(caps, n_caps, SPICE_INPUTS_CAP_KEY_SCANCODE);
+        return SPICE_LINK_ERR_OK;
+    case SPICE_CHANNEL_PLAYBACK:
+        /* Only while qemu has D-Bus audio (-audiodev dbus); raw PCM only. */
+        if (!hub->playback.available) {
+            return SPICE_LINK_ERR_CHANNEL_NOT_AVAILABLE;
+        }
+        set_cap(caps, n_caps, SPICE_PLAYBACK_CAP_VOLUME);
         return SPICE_LINK_ERR_OK;
     default:
         return SPICE_LINK_ERR_CHANNEL_NOT_AVAILABLE;
@@ -209,6 +249,7 @@ static void on_attach(QsConn *conn, gpointer user_data)
         /* One client at a time: a newly authenticated main link wins. */
         qs_session_free(g_steal_pointer(&hub->session), "replaced by a new client session");
         hub->session = qs_session_new(hub, info->session_id);
+        hub->session_since_us = g_get_real_time();
     }
     if (hub->session && hub->session->id == info->session_id) {
         qs_session_attach(hub->session, conn);
@@ -254,9 +295,71 @@ void qs_channels_set_modifiers(QsChannels *hub, uint16_t modifiers)
     }
 }
 
+guint qs_channels_get_n_heads(QsChannels *hub)
+{
+    return hub->n_heads;
+}
+
 uint32_t qs_channels_get_session_id(QsChannels *hub)
 {
     return hub->session ? hub->session->id : 0;
+}
+
+void qs_client_info_free(QsClientInfo *info)
+{
+    if (info) {
+        g_free(info->address);
+        g_strfreev(info->channels);
+        g_free(info);
+    }
+}
+
+/* "display" for head 0 (as before heads), "display:N" for the others. */
+static void add_name(GPtrArray *names, QsChannel *ch, const char *type, guint id)
+{
+    if (ch) {
+        g_ptr_array_add(names, id ? g_strdup_printf("%s:%u", type, id) : g_strdup(type));
+    }
+}
+
+GPtrArray *qs_channels_list_clients(QsChannels *hub)
+{
+    GPtrArray *out = g_ptr_array_new_with_free_func(
+        (GDestroyNotify)qs_client_info_free);
+    QsSession *s = hub->session;
+    GPtrArray *names;
+    QsClientInfo *info;
+
+    if (!s || !s->main) {
+        return out;
+    }
+    info = g_new0(QsClientInfo, 1);
+    info->address = g_strdup(qs_conn_get_link_info(s->main->conn)->peer);
+    info->tls = qs_conn_get_link_info(s->main->conn)->tls;
+    info->since_us = hub->session_since_us;
+    names = g_ptr_array_new();
+    add_name(names, s->main, "main", 0);
+    for (guint i = 0; i < hub->n_heads; i++) {
+        add_name(names, s->displays[i], "display", i);
+    }
+    add_name(names, s->inputs, "inputs", 0);
+    for (guint i = 0; i < hub->n_heads; i++) {
+        add_name(names, s->cursors[i], "cursor", i);
+    }
+    add_name(names, s->playback, "playback", 0);
+    g_ptr_array_add(names, NULL);
+    info->channels = (char **)g_ptr_array_free(names, FALSE);
+    g_ptr_array_add(out, info);
+    return out;
+}
+
+guint qs_channels_drop_clients(QsChannels *hub, const char *reason)
+{
+    if (!hub->session) {
+        return 0;
+    }
+    qs_session_free(g_steal_pointer(&hub->session), reason);
+    return 1;
 }
 
 void qs_channels_session_ended(QsChannels *hub, QsSession *session)
@@ -267,12 +370,21 @@ void qs_channels_session_ended(QsChannels *hub, QsSession *session)
     qs_session_free(session, "the session's main channel closed");
 }
 
-QsScreen *qs_channels_screen(QsChannels *hub) { return hub->screen; }
-QsCursor *qs_channels_cursor(QsChannels *hub) { return hub->cursor; }
-QsInput *qs_channels_input(QsChannels *hub) { return hub->input; }
+/* Callers pass ids the link check let through (< n_heads); others get
+ * head 0 rather than memory beyond the table. */
+static Head *head_at(QsChannels *hub, guint id)
+{
+    return &hub->heads[id < hub->n_heads ? id : 0];
+}
+
+QsScreen *qs_channels_screen(QsChannels *hub, guint id) { return head_at(hub, id)->screen; }
+QsCursor *qs_channels_cursor(QsChannels *hub, guint id) { return head_at(hub, id)->cursor; }
+QsInput *qs_channels_input(QsChannels *hub, guint id) { return head_at(hub, id)->input; }
 gboolean qs_channels_mouse_absolute(QsChannels *hub) { return hub->mouse_absolute; }
 uint16_t qs_channels_modifiers(QsChannels *hub) { return hub->modifiers; }
 const char *qs_channels_vm_name(QsChannels *hub) { return hub->vm_name; }
+QsPlaybackState *qs_channels_playback_state(QsChannels *hub) { return &hub->playback; }
+QsSession *qs_channels_session(QsChannels *hub) { return hub->session; }
 
 const uint8_t *qs_channels_vm_uuid(QsChannels *hub)
 {

@@ -12,16 +12,33 @@
 
 typedef struct QsChannels QsChannels;
 
+/* At most this many heads (display + cursor channel ids 0..n-1). */
+#define QS_CHANNELS_MAX_HEADS 16
+
+/* One served qemu console: a display and a cursor channel of its index. */
+typedef struct {
+    QsScreen *screen;           /* its pixels; must outlive the QsChannels */
+    QsCursor *cursor;           /* its cursor, or NULL */
+    QsInput *input;             /* its keyboard and mouse, or NULL (view only) */
+} QsChannelsHead;
+
 typedef struct {
     const char *vm_name;        /* MAIN_NAME, or NULL */
     const char *vm_uuid;        /* "xxxxxxxx-xxxx-...", MAIN_UUID, or NULL */
-    QsScreen *screen;           /* console 0's pixels; must outlive the QsChannels */
-    QsCursor *cursor;           /* its cursor, or NULL */
-    QsInput *input;             /* its keyboard and mouse, or NULL (view only) */
+    /* With n_heads == 0, the one head is screen/cursor/input below. */
+    QsScreen *screen;
+    QsCursor *cursor;
+    QsInput *input;
+    /* Else heads[0..n_heads-1] (<= QS_CHANNELS_MAX_HEADS), copied. The
+     * keyboard, the mouse mode and the lock keys follow head 0's input
+     * (qemu's keyboard is VM-wide); an absolute position goes to the input
+     * of the head the client names (MOUSE_POSITION display_id). */
+    const QsChannelsHead *heads;
+    guint n_heads;
 } QsChannelsConfig;
 
-/* Main context of the QsServer. Registers change callbacks on the screen,
- * cursor and input, which must not have others. */
+/* Main context of the QsServer. Registers change callbacks on the screens,
+ * cursors and head 0's input, which must not have others. */
 QsChannels *qs_channels_new(const QsChannelsConfig *config);
 /* Closes the session; connections finish closing from the main loop. */
 void qs_channels_free(QsChannels *channels);
@@ -34,6 +51,36 @@ const QsServerCallbacks *qs_channels_server_callbacks(void);
  * QsInput (tests); with one, its changed callback does this. */
 void qs_channels_set_mouse_absolute(QsChannels *channels, gboolean absolute);
 void qs_channels_set_modifiers(QsChannels *channels, uint16_t modifiers);
+
+/* A connected client, for the control surface's status. */
+typedef struct {
+    char *address;          /* its main channel's peer, "address:port" */
+    gint64 since_us;        /* wall clock when its main channel linked */
+    gboolean tls;           /* main channel on the TLS port */
+    char **channels;        /* linked channel names, e.g. "main", "display" */
+} QsClientInfo;
+
+void qs_client_info_free(QsClientInfo *info);
+
+/* The connected clients (one session at a time: 0 or 1 entries), as a
+ * GPtrArray of QsClientInfo that frees them. */
+GPtrArray *qs_channels_list_clients(QsChannels *channels);
+
+/* Ends the client session, if any, telling why; returns how many ended. */
+guint qs_channels_drop_clients(QsChannels *channels, const char *reason);
+
+/* qemu's sound output (issue J; qs-playback-channel.c). While audio is
+ * available, clients are offered a playback channel. PCM is raw S16LE
+ * stereo at `freq`, whole frames. */
+void qs_channels_audio_set_available(QsChannels *channels, gboolean available);
+gboolean qs_channels_audio_is_available(QsChannels *channels);
+void qs_channels_audio_start(QsChannels *channels, uint32_t freq);
+void qs_channels_audio_data(QsChannels *channels, GBytes *s16_stereo);
+void qs_channels_audio_stop(QsChannels *channels);
+/* qemu's volume: n values 0..255, one per channel. */
+void qs_channels_audio_volume(QsChannels *channels, gboolean mute,
+                              const uint8_t *volume, guint n);
+guint qs_channels_get_n_heads(QsChannels *channels);
 
 /* The active session id, 0 if none (tests, stats). */
 uint32_t qs_channels_get_session_id(QsChannels *channels);

@@ -232,3 +232,12 @@ gboolean qs_cursor_msg_parse(uint16_t type, const uint8_t *data, size_t size,
     BASE_OR_RETURN("cursor");
     return unknown("cursor", type, error);
 }
+
+/* The playback channel has no messages of its own to receive (volume and
+ * latency go the other way). */
+gboolean qs_playback_msg_parse(uint16_t type, const uint8_t *data, size_t size,
+                               QsClientMsg *msg, GError **error)
+{
+    BASE_OR_RETURN("playback");
+    return unknown("playback", type, error);
+}

@@ -64,3 +64,5 @@ gboolean qs_inputs_msg_parse(uint16_t type, const uint8_t *data, size_t size,
                              QsClientMsg *msg, GError **error);
 gboolean qs_cursor_msg_parse(uint16_t type, const uint8_t *data, size_t size,
                              QsClientMsg *msg, GError **error);
+gboolean qs_playback_msg_parse(uint16_t type, const uint8_t *data, size_t size,
+                               QsClientMsg *msg, GError **error);

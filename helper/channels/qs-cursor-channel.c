@@ -7,6 +7,7 @@
 
 typedef struct {
     QsChannel base;
+    guint head;                 /* channel id: whose cursor */
     uint64_t shape_serial;      /* of the shape the client has, 0 = none */
     uint64_t position_serial;
     gboolean visible;           /* as the client shows it */
@@ -77,7 +78,7 @@ static void send_set(QsCursorChannel *cc, Snapshot *s)
 void qs_cursor_channel_changed(QsChannel *ch)
 {
     QsCursorChannel *cc = (QsCursorChannel *)ch;
-    QsCursor *cursor = qs_channels_cursor(ch->session->hub);
+    QsCursor *cursor = qs_channels_cursor(ch->session->hub, cc->head);
     Snapshot s;
     gboolean moved;
 
@@ -123,9 +124,12 @@ QsChannel *qs_cursor_channel_new(QsSession *session, QsConn *conn)
 {
     QsCursorChannel *cc = (QsCursorChannel *)qs_channel_new(
         &cursor_class, sizeof(QsCursorChannel), session, conn);
-    QsCursor *cursor = qs_channels_cursor(session->hub);
+    QsCursor *cursor;
     Snapshot s = { 0 };
     int16_t x = 0, y = 0;
+
+    cc->head = qs_conn_get_link_info(conn)->channel_id;
+    cursor = qs_channels_cursor(session->hub, cc->head);
 
     /* INIT first: spice-gtk ignores SET and MOVE before it. */
     if (cursor) {

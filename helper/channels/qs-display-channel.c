@@ -182,7 +182,7 @@ QsChannel *qs_display_channel_new(QsSession *session, QsConn *conn)
     QsDisplayChannel *dc = (QsDisplayChannel *)qs_channel_new(
         &display_class, sizeof(QsDisplayChannel), session, conn);
 
-    dc->screen = qs_channels_screen(session->hub);
+    dc->screen = qs_channels_screen(session->hub, qs_conn_get_link_info(conn)->channel_id);
     dc->watch = qs_screen_watch_new(dc->screen);
     dc->context = g_main_context_ref_thread_default();
     dc->life = g_new0(QsDisplayLife, 1);

@@ -11,6 +11,7 @@
 #include "encode/qs-video.h"
 #include "flow/qs-bwe.h"
 #include "flow/qs-e2e.h"
+#include "flow/qs-frame-time.h"
 #include "flow/qs-pacer.h"
 #include "flow/qs-scheduler.h"
 #include "screen/qs-screen.h"
@@ -64,7 +65,8 @@ struct QsDisplayStream {
     QsVideoEncoder *enc;        /* NULL while a worker holds it */
     QsVideoCodec codec;
     uint32_t fps;
-    QsStreamStamp stamp;
+    uint32_t last_stamp;        /* 0: none yet */
+    uint32_t last_stamp_now;    /* server mm-time when it was made */
     gboolean dirty;             /* changed since the last frame was read */
     gboolean encoding;          /* a worker task is running */
     gboolean need_flush;        /* H.264: the last real frame needs a push */
@@ -73,6 +75,7 @@ struct QsDisplayStream {
     int64_t last_frame_us;      /* a frame was read */
     uint32_t frames;
     uint32_t drops_reported;
+    uint32_t window_frames, window_drops;   /* reported since the last rate step */
     uint32_t bitrate;
 };
 
@@ -97,6 +100,7 @@ struct QsDisplayChannel {
     QsPacer *pacer;
     uint32_t notsent_lowat;
     QsE2e *e2e;                 /* the client's PONGs: end-to-end ACKs */
+    QsFrameTime *frame_time;    /* how far ahead stream frames are stamped */
     uint64_t encoding_bytes;    /* picked, not yet written (worker encodes) */
     GSource *wake;              /* pacer / repair / flush deadline */
     int64_t wake_at;

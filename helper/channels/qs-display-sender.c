@@ -23,6 +23,7 @@ void qs_display_sender_init(QsDisplayChannel *dc)
     dc->bwe = qs_bwe_new();
     dc->pacer = qs_pacer_new();
     dc->e2e = qs_e2e_new();
+    dc->frame_time = qs_frame_time_new();
 }
 
 void qs_display_sender_clear(QsDisplayChannel *dc)
@@ -31,6 +32,7 @@ void qs_display_sender_clear(QsDisplayChannel *dc)
     qs_bwe_free(dc->bwe);
     qs_pacer_free(dc->pacer);
     qs_e2e_free(dc->e2e);
+    qs_frame_time_free(dc->frame_time);
     g_free(dc->changed_us);
     g_free(dc->lossy_us);
     g_free(dc->pixels);

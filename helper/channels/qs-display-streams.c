@@ -15,6 +15,11 @@
 
 #define QS_STREAM_MAX_BITRATE 12000000u
 #define QS_STREAM_LINK_SHARE_PCT 60     /* the rest is the fast lane's and images' */
+#define QS_STREAM_MAX_DELIVERY_MS 10000
+/* Bit rate steps: up after this many frames without a late one, down after
+ * this many late ones (spice-gtk's own report window and drop sequence). */
+#define QS_STREAM_RATE_WINDOW 20
+#define QS_STREAM_RATE_DROPS 3
 
 typedef struct {
     QsDisplayLife *life;
@@ -132,7 +137,8 @@ void qs_display_stream_start(QsDisplayChannel *dc, guint slot, const QsScreenRec
     qs_display_send(dc, SPICE_MSG_DISPLAY_STREAM_CREATE, qs_msg_stream_create(&c));
     if (qs_channel_has_cap(&dc->base, SPICE_DISPLAY_CAP_STREAM_REPORT)) {
         qs_display_send(dc, SPICE_MSG_DISPLAY_STREAM_ACTIVATE_REPORT,
-                        qs_msg_stream_activate_report(s->id, s->id, 20, 1000));
+                        qs_msg_stream_activate_report(s->id, s->id,
+                                                      QS_FRAME_TIME_REPORT_WINDOW, 1000));
     }
     qs_scheduler_stream_set(dc->sched, s->id, &(QsRect){ r->x, r->y, r->width, r->height },
                             now_us);
@@ -178,6 +184,48 @@ static void encode_thread(GTask *task, gpointer source, gpointer data, GCancella
     g_task_return_boolean(task, ok);
 }
 
+static uint32_t stamp_frame(QsDisplayStream *s, uint32_t mm_now, uint32_t wanted)
+{
+    s->last_stamp = qs_stream_stamp_next(s->last_stamp, s->last_stamp_now, mm_now, wanted);
+    s->last_stamp_now = mm_now;
+    return s->last_stamp;
+}
+
+/* spice-gtk's h264parse decodes a frame only when the next one arrives
+ * (qs-video.h): stamped at least one frame interval ahead, a frame is
+ * still on time when decoded, and that costs nothing it could be shown
+ * sooner. A codec without that hold is shown as it arrives. */
+static uint32_t decode_hold(QsDisplayStream *s)
+{
+    return qs_video_encoder_needs_flush(s->enc) ? 1000 / MAX(s->fps, 1) : 0;
+}
+
+/* The frame's multimedia time: now, plus the time the link needs for the
+ * bytes ahead of its last one, plus the lead the client's reports taught
+ * (flow/qs-frame-time.h). */
+static uint32_t frame_stamp(QsDisplayChannel *dc, QsDisplayStream *s, int64_t now, gsize size)
+{
+    uint64_t ahead = qs_display_link_queued(dc, now) + size;
+    /* Until the client's own rate is known the socket's may be a proxy's:
+     * a 100 KB keyframe "delivered" in 0 ms behind a 2 Mbit relay arrived
+     * 466 ms late, and the lead then covered that for a whole window. The
+     * initial guess errs the other way. */
+    uint64_t bw = qs_bwe_e2e_bandwidth(dc->bwe)
+                      ? qs_bwe_bandwidth(dc->bwe)
+                      : MIN(qs_bwe_bandwidth(dc->bwe), QS_BWE_INITIAL_BW);
+    uint32_t mm_now = qs_mm_time_from_monotonic(now);
+    uint32_t delivery = (uint32_t)MIN(ahead * 1000 / MAX(bw, 1), QS_STREAM_MAX_DELIVERY_MS);
+    uint32_t lead = qs_frame_time_lead(dc->frame_time, delivery, decode_hold(s));
+    uint32_t stamp = stamp_frame(s, mm_now, mm_now + lead);
+
+    qs_frame_time_sent(dc->frame_time, s->id, stamp, (int32_t)(stamp - mm_now), delivery);
+    g_debug("display: stream %u frame now %u stamp %u est %u off %d scale %d ahead %"
+            G_GUINT64_FORMAT " size %zu bw %" G_GUINT64_FORMAT, s->id, mm_now, stamp, delivery,
+            qs_frame_time_offset(dc->frame_time), qs_frame_time_scale_milli(dc->frame_time),
+            ahead, size, bw);
+    return stamp;
+}
+
 static void encode_done(GObject *source, GAsyncResult *res, gpointer data)
 {
     EncodeJob *job = g_task_get_task_data(G_TASK(res));
@@ -215,12 +263,8 @@ static void encode_done(GObject *source, GAsyncResult *res, gpointer data)
             dc->mjpeg_ok = FALSE;
         }
     } else {
-        int64_t now = g_get_monotonic_time();
         gsize size = g_bytes_get_size(job->frame.data);
-        uint64_t bw = MAX(qs_bwe_bandwidth(dc->bwe), 1);
-        uint64_t ahead = qs_display_link_queued(dc, now) + size;
-        uint32_t stamp = qs_stream_stamp_frame(&s->stamp, qs_mm_time_from_monotonic(now),
-                                               (uint32_t)MIN(ahead * 1000 / bw, 10000));
+        uint32_t stamp = frame_stamp(dc, s, g_get_monotonic_time(), size);
 
         qs_display_send(dc, SPICE_MSG_DISPLAY_STREAM_DATA,
                         qs_msg_stream_data(s->id, stamp, job->frame.data));
@@ -351,14 +395,19 @@ void qs_display_streams_report(QsDisplayChannel *dc, const QsClientMsg *msg)
             qs_display_stream_end(dc, i, TRUE, g_get_monotonic_time());
             return;
         }
-        qs_stream_stamp_report(&s->stamp, msg->u.stream_report.last_frame_delay,
-                               msg->u.stream_report.num_frames,
-                               msg->u.stream_report.num_drops);
+        qs_frame_time_report(dc->frame_time, s->id, msg->u.stream_report.end_frame_mm_time,
+                             msg->u.stream_report.last_frame_delay);
         s->drops_reported += msg->u.stream_report.num_drops;
         dc->stats.client_drops += msg->u.stream_report.num_drops;
-        dc->stream_rate_pct = msg->u.stream_report.num_drops
-                                  ? MAX(30, dc->stream_rate_pct * 80 / 100)
-                                  : MIN(100, dc->stream_rate_pct + 5);
+        /* The client reports every frame (for the timing); the rate follows
+         * windows of QS_STREAM_RATE_WINDOW frames, or of the first drops. */
+        s->window_frames += msg->u.stream_report.num_frames;
+        s->window_drops += msg->u.stream_report.num_drops;
+        if (s->window_frames >= QS_STREAM_RATE_WINDOW || s->window_drops >= QS_STREAM_RATE_DROPS) {
+            dc->stream_rate_pct = s->window_drops ? MAX(30, dc->stream_rate_pct * 80 / 100)
+                                                  : MIN(100, dc->stream_rate_pct + 5);
+            s->window_frames = s->window_drops = 0;
+        }
     }
 }
 

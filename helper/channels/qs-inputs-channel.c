@@ -18,6 +18,7 @@ typedef struct {
     QsChannel base;
     QsScancodeDecoder keys;
     uint32_t motions;
+    guint pointer_head;         /* of the last absolute position: buttons go there */
 } QsInputsChannel;
 
 static void on_key(uint32_t qnum, gboolean down, gpointer user_data)
@@ -77,7 +78,10 @@ static void button(QsInput *input, const QsClientMsg *msg, gboolean down)
 static gboolean inputs_handle(QsChannel *ch, const QsClientMsg *msg, GError **error)
 {
     QsInputsChannel *in = (QsInputsChannel *)ch;
-    QsInput *input = qs_channels_input(ch->session->hub);
+    QsChannels *hub = ch->session->hub;
+    /* qemu's keyboard is VM-wide: head 0's console takes it. */
+    QsInput *input = qs_channels_input(hub, 0);
+    QsInput *pointer = qs_channels_input(hub, in->pointer_head);
     uint8_t bytes[4];
     guint n;
 
@@ -104,7 +108,7 @@ static gboolean inputs_handle(QsChannel *ch, const QsClientMsg *msg, GError **er
         qs_scancode_feed(&in->keys, msg->u.bytes.data, msg->u.bytes.len, on_key, input);
         break;
     case SPICE_MSGC_INPUTS_KEY_MODIFIERS:
-        sync_locks(input, msg->u.modifiers, qs_channels_modifiers(ch->session->hub));
+        sync_locks(input, msg->u.modifiers, qs_channels_modifiers(hub));
         break;
     case SPICE_MSGC_INPUTS_MOUSE_MOTION:
         if (ch->session->mouse_mode == SPICE_MOUSE_MODE_SERVER) {
@@ -112,20 +116,25 @@ static gboolean inputs_handle(QsChannel *ch, const QsClientMsg *msg, GError **er
         }
         break;
     case SPICE_MSGC_INPUTS_MOUSE_POSITION:
+        /* display_id is the display channel id, that is the head: the
+         * position is in that console's pixels, for that console's mouse. */
         if (ch->session->mouse_mode == SPICE_MOUSE_MODE_CLIENT &&
-            msg->u.position.display_id == 0) {
+            msg->u.position.display_id < qs_channels_get_n_heads(hub) &&
+            qs_channels_input(hub, msg->u.position.display_id)) {
             QsScreenInfo info;
 
-            qs_screen_get_info(qs_channels_screen(ch->session->hub), &info);
-            qs_input_motion_abs(input, msg->u.position.x, msg->u.position.y,
+            in->pointer_head = msg->u.position.display_id;
+            qs_screen_get_info(qs_channels_screen(hub, in->pointer_head), &info);
+            qs_input_motion_abs(qs_channels_input(hub, in->pointer_head),
+                                msg->u.position.x, msg->u.position.y,
                                 info.width, info.height);
         }
         break;
     case SPICE_MSGC_INPUTS_MOUSE_PRESS:
-        button(input, msg, TRUE);
+        button(pointer ? pointer : input, msg, TRUE);
         break;
     case SPICE_MSGC_INPUTS_MOUSE_RELEASE:
-        button(input, msg, FALSE);
+        button(pointer ? pointer : input, msg, FALSE);
         break;
     }
     return TRUE;

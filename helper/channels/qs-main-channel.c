@@ -1,25 +1,28 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* The main channel: INIT, the channel list, mouse modes; agent messages are ignored (no agent yet). */
+/* The main channel: INIT, the channel list, mouse modes, and the emulated agent (qs-agent-channel.c). */
+#include "channels/qs-agent-channel.h"
 #include "channels/qs-msg.h"
 #include "channels/qs-session.h"
 
 #include <spice/enums.h>
 #include <spice/protocol.h>
 
-/* What INIT grants a client for AGENT_DATA; spice-server's
- * REDS_AGENT_WINDOW_SIZE. Without an agent the client sends none anyway. */
-#define AGENT_TOKENS 10
+typedef struct {
+    QsChannel base;
+    QsAgent *agent;
+} QsMainChannel;
 
 static void send_init(QsChannel *ch)
 {
     QsSession *session = ch->session;
+    gboolean agent = qs_agent_announce_connected(((QsMainChannel *)ch)->agent);
     QsMainInit init = {
         .session_id = session->id,
-        .display_channels_hint = 1,
+        .display_channels_hint = qs_channels_get_n_heads(session->hub),
         .supported_mouse_modes = qs_session_supported_mouse_modes(session),
         .current_mouse_mode = session->mouse_mode,
-        .agent_connected = 0,
-        .agent_tokens = AGENT_TOKENS,
+        .agent_connected = agent,
+        .agent_tokens = QS_AGENT_TOKENS,
         /* The client's media clock is ours (qs-stream-msg.c, "Multimedia
          * time"): stream frames are stamped against it. */
         .multi_media_time = qs_mm_time_for_client(qs_mm_time_from_monotonic(g_get_monotonic_time())),
@@ -28,6 +31,10 @@ static void send_init(QsChannel *ch)
     const char *name = qs_channels_vm_name(session->hub);
     const uint8_t *uuid = qs_channels_vm_uuid(session->hub);
 
+    if (!agent) {
+        g_message("main channel: no agent for this client (qemu's D-Bus "
+                  "clipboard is not available): no clipboard sharing");
+    }
     qs_channel_send(ch, SPICE_MSG_MAIN_INIT, qs_msg_main_init(&init));
     if (qs_channel_has_cap(ch, SPICE_MAIN_CAP_NAME_AND_UUID)) {
         if (name) {
@@ -48,37 +55,62 @@ void qs_main_channel_send_mouse_mode(QsChannel *ch)
 
 static gboolean main_handle(QsChannel *ch, const QsClientMsg *msg, GError **error)
 {
-    static const QsChannelId channels[] = {
-        { SPICE_CHANNEL_DISPLAY, 0 },
-        { SPICE_CHANNEL_INPUTS, 0 },
-        { SPICE_CHANNEL_CURSOR, 0 },
-    };
+    QsChannelId channels[2 * QS_CHANNELS_MAX_HEADS + 2];
+    guint n = 0, heads = qs_channels_get_n_heads(ch->session->hub);
 
-    (void)error;
     switch (msg->type) {
     case SPICE_MSGC_MAIN_ATTACH_CHANNELS:
+        /* Display ids first: spice-gtk opens a window per display channel
+         * in the order it learns of them. */
+        for (guint i = 0; i < heads; i++) {
+            channels[n++] = (QsChannelId){ SPICE_CHANNEL_DISPLAY, (uint8_t)i };
+        }
+        channels[n++] = (QsChannelId){ SPICE_CHANNEL_INPUTS, 0 };
+        for (guint i = 0; i < heads; i++) {
+            channels[n++] = (QsChannelId){ SPICE_CHANNEL_CURSOR, (uint8_t)i };
+        }
+        if (qs_channels_audio_is_available(ch->session->hub)) {
+            channels[n++] = (QsChannelId){ SPICE_CHANNEL_PLAYBACK, 0 };
+        }
         qs_channel_send(ch, SPICE_MSG_MAIN_CHANNELS_LIST,
-                        qs_msg_main_channels_list(channels, G_N_ELEMENTS(channels)));
+                        qs_msg_main_channels_list(channels, n));
         return TRUE;
     case SPICE_MSGC_MAIN_MOUSE_MODE_REQUEST:
         qs_session_update_mouse_mode(ch->session, msg->u.mouse_mode);
         return TRUE;
+    case SPICE_MSGC_MAIN_AGENT_START:
+    case SPICE_MSGC_MAIN_AGENT_TOKEN:
+    case SPICE_MSGC_MAIN_AGENT_DATA:
+        return qs_agent_handle(((QsMainChannel *)ch)->agent, msg, error);
     default:
-        /* CLIENT_INFO, AGENT_* (agent_connected is 0, so a client has no
-         * reason to send them; dropped), migration (never offered). */
+        /* CLIENT_INFO, migration (never offered). */
         return TRUE;
     }
+}
+
+static void main_writable(QsChannel *ch)
+{
+    qs_agent_writable(((QsMainChannel *)ch)->agent);
+}
+
+static void main_finalize(QsChannel *ch)
+{
+    qs_agent_free(((QsMainChannel *)ch)->agent);
 }
 
 static const QsChannelClass main_class = {
     .name = "main",
     .parse = qs_main_msg_parse,
     .handle = main_handle,
+    .writable = main_writable,
+    .finalize = main_finalize,
 };
 
 QsChannel *qs_main_channel_new(QsSession *session, QsConn *conn)
 {
-    QsChannel *ch = qs_channel_new(&main_class, sizeof(QsChannel), session, conn);
+    QsChannel *ch = qs_channel_new(&main_class, sizeof(QsMainChannel), session, conn);
+
+    ((QsMainChannel *)ch)->agent = qs_agent_new(ch, session->hub);
 
     send_init(ch);
     return ch;

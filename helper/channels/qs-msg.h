@@ -145,28 +145,14 @@ GBytes *qs_msg_stream_activate_report(uint32_t stream_id, uint32_t unique_id,
                                       uint32_t max_window_size,
                                       uint32_t timeout_ms);
 
-/*
- * Multimedia-time stamping; the rule and why are at qs_stream_stamp_frame in
- * qs-stream-msg.c. One QsStreamStamp per stream, zeroed at STREAM_CREATE.
- */
-#define QS_STREAM_TARGET_MARGIN_MS 5    /* hold a client applies, at most */
-#define QS_STREAM_MAX_CORRECTION_MS 1000
-
-typedef struct {
-    uint32_t last;              /* last stamp; 0 = none yet */
-    int32_t correction;         /* learned from reports, ms */
-} QsStreamStamp;
-
+/* Multimedia time; what spice-gtk does with it is at the top of
+ * qs-stream-msg.c's part on it. */
 /* The value for MAIN_INIT.multi_media_time and MULTI_MEDIA_TIME. */
 uint32_t qs_mm_time_for_client(uint32_t server_mm_now);
 /* Server multimedia clock, ms (wraps after 49 days, as SPICE's does). */
 uint32_t qs_mm_time_from_monotonic(int64_t monotonic_us);
-/* `delivery_ms`: expected time until the frame's last byte reaches the
- * client beyond the link's base delay: bytes queued ahead of it plus its
- * own size over the estimated rate. */
-uint32_t qs_stream_stamp_frame(QsStreamStamp *st, uint32_t server_mm_now,
-                               uint32_t delivery_ms);
-/* Feeds a client STREAM_REPORT (its last_frame_delay is the margin the
- * client saw, num_drops its late frames) back into the stamping. */
-void qs_stream_stamp_report(QsStreamStamp *st, int32_t last_frame_delay,
-                            uint32_t num_frames, uint32_t num_drops);
+/* The stamp of a stream's next frame, made at `now`: `wanted`, but at least
+ * the previous stamp `last` (0: none yet), made at `last_now`, plus half
+ * the time since; never 0. */
+uint32_t qs_stream_stamp_next(uint32_t last, uint32_t last_now, uint32_t now,
+                              uint32_t wanted);

@@ -15,17 +15,20 @@ QsSession *qs_session_new(QsChannels *hub, uint32_t id)
     return session;
 }
 
-static QsChannel **slot_for(QsSession *session, uint8_t type)
+/* The link check admits display/cursor ids < n_heads, main/inputs 0. */
+static QsChannel **slot_for(QsSession *session, uint8_t type, uint8_t id)
 {
     switch (type) {
     case SPICE_CHANNEL_MAIN:
         return &session->main;
     case SPICE_CHANNEL_DISPLAY:
-        return &session->display;
+        return id < QS_CHANNELS_MAX_HEADS ? &session->displays[id] : NULL;
     case SPICE_CHANNEL_INPUTS:
         return &session->inputs;
     case SPICE_CHANNEL_CURSOR:
-        return &session->cursor;
+        return id < QS_CHANNELS_MAX_HEADS ? &session->cursors[id] : NULL;
+    case SPICE_CHANNEL_PLAYBACK:
+        return &session->playback;
     default:
         return NULL;
     }
@@ -49,9 +52,14 @@ void qs_session_free(QsSession *session, const char *reason)
     if (!session) {
         return;
     }
-    detach(&session->display, reason);
+    for (guint i = 0; i < QS_CHANNELS_MAX_HEADS; i++) {
+        detach(&session->displays[i], reason);
+    }
     detach(&session->inputs, reason);
-    detach(&session->cursor, reason);
+    for (guint i = 0; i < QS_CHANNELS_MAX_HEADS; i++) {
+        detach(&session->cursors[i], reason);
+    }
+    detach(&session->playback, reason);
     detach(&session->main, reason);
     g_free(session);
 }
@@ -59,10 +67,10 @@ void qs_session_free(QsSession *session, const char *reason)
 void qs_session_attach(QsSession *session, QsConn *conn)
 {
     const QsLinkInfo *info = qs_conn_get_link_info(conn);
-    QsChannel **slot = slot_for(session, info->channel_type);
+    QsChannel **slot = slot_for(session, info->channel_type, info->channel_id);
 
     if (!slot) {
-        /* The prepare callback only lets our four types through. */
+        /* The prepare callback only lets our types through. */
         qs_conn_close(conn, "channel type not served");
         return;
     }
@@ -80,17 +88,22 @@ void qs_session_attach(QsSession *session, QsConn *conn)
     case SPICE_CHANNEL_CURSOR:
         *slot = qs_cursor_channel_new(session, conn);
         break;
+    case SPICE_CHANNEL_PLAYBACK:
+        *slot = qs_playback_channel_new(session, conn);
+        break;
     }
 }
 
 void qs_session_channel_closed(QsSession *session, QsChannel *ch)
 {
-    for (uint8_t type = SPICE_CHANNEL_MAIN; type <= SPICE_CHANNEL_CURSOR; type++) {
-        QsChannel **slot = slot_for(session, type);
+    for (uint8_t type = SPICE_CHANNEL_MAIN; type <= SPICE_CHANNEL_PLAYBACK; type++) {
+        for (uint8_t id = 0; id < QS_CHANNELS_MAX_HEADS; id++) {
+            QsChannel **slot = slot_for(session, type, id);
 
-        if (*slot == ch) {
-            *slot = NULL;
-            ch->session = NULL;
+            if (*slot == ch) {
+                *slot = NULL;
+                ch->session = NULL;
+            }
         }
     }
     /* Without its main channel a SPICE session is over (spice-gtk
@@ -127,7 +140,9 @@ void qs_session_update_mouse_mode(QsSession *session, uint16_t requested)
     if (session->main) {
         qs_main_channel_send_mouse_mode(session->main);
     }
-    if (session->cursor) {
-        qs_cursor_channel_changed(session->cursor);
+    for (guint i = 0; i < QS_CHANNELS_MAX_HEADS; i++) {
+        if (session->cursors[i]) {
+            qs_cursor_channel_changed(session->cursors[i]);
+        }
     }
 }

@@ -12,9 +12,10 @@ struct QsSession {
     QsChannels *hub;
     uint32_t id;
     QsChannel *main;            /* the channels are owned by their connections */
-    QsChannel *display;
+    QsChannel *displays[QS_CHANNELS_MAX_HEADS];     /* by channel id = head */
     QsChannel *inputs;
-    QsChannel *cursor;
+    QsChannel *cursors[QS_CHANNELS_MAX_HEADS];
+    QsChannel *playback;        /* only while qemu offers audio */
     uint16_t mouse_mode;        /* SPICE_MOUSE_MODE_SERVER or _CLIENT */
 };
 
@@ -32,14 +33,28 @@ uint16_t qs_session_supported_mouse_modes(QsSession *session);
  * `requested`, 0 = nothing asked) and tells the client. */
 void qs_session_update_mouse_mode(QsSession *session, uint16_t requested);
 
-/* What the hub knows of qemu (channels-internal accessors). */
-QsScreen *qs_channels_screen(QsChannels *hub);
-QsCursor *qs_channels_cursor(QsChannels *hub);
-QsInput *qs_channels_input(QsChannels *hub);
+/* qemu's sound output as the hub knows it (qs-playback-channel.c). */
+typedef struct {
+    gboolean available;         /* qemu's D-Bus audio registered */
+    gboolean playing;           /* a voice is on */
+    uint32_t freq;              /* its rate; always S16 stereo */
+    gboolean has_volume;
+    gboolean mute;
+    uint8_t n_volume;
+    uint16_t volume[8];         /* SPICE scale 0..65535 */
+} QsPlaybackState;
+
+/* What the hub knows of qemu (channels-internal accessors), by head
+ * (display/cursor channel id); the keyboard is head 0's input. */
+QsScreen *qs_channels_screen(QsChannels *hub, guint head);
+QsCursor *qs_channels_cursor(QsChannels *hub, guint head);
+QsInput *qs_channels_input(QsChannels *hub, guint head);
 gboolean qs_channels_mouse_absolute(QsChannels *hub);
 uint16_t qs_channels_modifiers(QsChannels *hub);
 const char *qs_channels_vm_name(QsChannels *hub);
 const uint8_t *qs_channels_vm_uuid(QsChannels *hub);   /* 16 bytes or NULL */
+QsPlaybackState *qs_channels_playback_state(QsChannels *hub);
+QsSession *qs_channels_session(QsChannels *hub);       /* the active one, or NULL */
 /* The session ended by itself (its main channel went away). */
 void qs_channels_session_ended(QsChannels *hub, QsSession *session);
 
@@ -52,3 +67,4 @@ QsChannel *qs_inputs_channel_new(QsSession *session, QsConn *conn);
 void qs_inputs_channel_modifiers_changed(QsChannel *ch);
 QsChannel *qs_cursor_channel_new(QsSession *session, QsConn *conn);
 void qs_cursor_channel_changed(QsChannel *ch);
+QsChannel *qs_playback_channel_new(QsSession *session, QsConn *conn);

@@ -124,42 +124,39 @@ GBytes *qs_msg_stream_activate_report(uint32_t stream_id, uint32_t unique_id,
  * Multimedia time.
  *
  * What spice-gtk 0.42 does with it (channel-display.c, channel-display-gst.c,
- * channel-display-mjpeg.c): its clock C is the last MAIN_INIT or
- * MULTI_MEDIA_TIME value plus the time elapsed since that message arrived.
- * For each STREAM_DATA it computes margin = frame mm_time - C on arrival.
- * margin < 0: the frame is "late": counted as a drop in the next
- * STREAM_REPORT, and MJPEG frames are thrown away at once (H.264 is still
- * decoded, and shown only if no newer frame is waiting). margin >= 0: the
- * frame is decoded and shown when C reaches its mm_time, i.e. held for
- * `margin` ms. spice-server tells the client C = now - 400 ms and stamps
- * frames with its own now, hence the ~400 ms hold (test-environment.md §6).
+ * channel-display-mjpeg.c, spice-session.c): its clock C is the last
+ * MAIN_INIT or MULTI_MEDIA_TIME value plus the time elapsed since that
+ * message arrived (a playback channel moves it too; we have none).
+ * STREAM_ACTIVATE_REPORT and the frames' own mm_time never move it (a frame
+ * stamped 0 is taken as C + 100). For each STREAM_DATA, margin = mm_time - C
+ * when the display coroutine handles it:
+ *  - margin < 0: "stream data too late": a drop in the STREAM_REPORT;
+ *    MJPEG frames are discarded at once, H.264 ones still decoded;
+ *  - after decoding (H.264: when the next access unit arrived, qs-video.h),
+ *    a frame whose mm_time has passed is shown at once if it is the only
+ *    decoded one, and discarded ("rendering too late") if a newer decoded
+ *    frame waits; the built-in MJPEG decoder discards any frame it
+ *    schedules after its mm_time;
+ *  - otherwise the frame is held until C reaches its mm_time.
+ * spice-server tells the client C = now - 400 ms and stamps frames with its
+ * own now, hence the ~400 ms hold (test-environment.md §6).
  *
- * Our rule:
- *  1. The client clock is our clock: MAIN_INIT and MULTI_MEDIA_TIME carry
- *     server now (qs_mm_time_for_client), so C(t) = S(t) - d_main, d_main
- *     being the main channel's one-way delay.
- *  2. A frame is stamped when it is handed to the display socket, with
- *     S(now) + delivery + correction + QS_STREAM_TARGET_MARGIN_MS, where
- *     delivery is the caller's estimate of how long the bytes ahead of it and
- *     its own take to drain. It arrives complete at S + d_display + actual
- *     delivery, so the client sees
- *        margin = (delivery estimate - actual) + (d_main - d_display)
- *                 + correction + target,
- *     which is `target` ms (shown almost at once, not late) when the
- *     estimate is right and both channels share the path.
- *  3. The stream report tells us the margin the client really saw: a late
- *     frame raises the correction at once by what it missed, a margin well
- *     above the target lowers it by half the excess per report, so the hold
- *     converges to the target and drops stop after one report window.
- *  4. Stamps never go backwards within a stream (spice-gtk resets an MJPEG
- *     queue on a smaller stamp) and are never 0 (spice-gtk then warns and
- *     adds 100 ms). Arithmetic is modulo 2^32 like the client's.
+ * Our rule: MAIN_INIT carries server now (qs_mm_time_for_client), so
+ * C(t) = S(t) - d_main, and no MULTI_MEDIA_TIME is needed: client and
+ * server clocks are both monotonic, and what drift remains is learnt with
+ * the rest. The stream code (qs-display-streams.c) stamps each frame with
+ * S + a lead from flow/qs-frame-time.h, which asks the client for a report
+ * per frame and fits the lead to the margins it reports (the rule it
+ * replaced, a correction steering one sampled margin per 20 frames towards
+ * 5 ms, left 2-4 % of the frames late behind a 2 Mbit tbf).
  *
- * The margin only covers the clock. spice-gtk's h264parse also holds each
- * H.264 access unit until the next arrives (qs-video.h): a frame stamped
- * by this rule is decoded when its successor lands and then shown at once
- * as "the least out of date" if its time has passed; the caller sends
- * qs_video_encoder_flush()'s frame when no successor follows.
+ * Stamps advance by at least half the time since the previous frame: a
+ * frame due at (or just after) its predecessor's time is decoded after it
+ * and dropped as late when a newer one is waiting, so when the lead falls
+ * the client's hold drains at half speed instead. They never go backwards
+ * (spice-gtk resets an MJPEG queue on a smaller one) and are never 0
+ * (spice-gtk then warns and adds 100 ms); arithmetic modulo 2^32 like the
+ * client's.
  */
 
 uint32_t qs_mm_time_from_monotonic(int64_t monotonic_us)
@@ -172,41 +169,16 @@ uint32_t qs_mm_time_for_client(uint32_t server_mm_now)
     return server_mm_now;
 }
 
-uint32_t qs_stream_stamp_frame(QsStreamStamp *st, uint32_t server_mm_now,
-                               uint32_t delivery_ms)
+uint32_t qs_stream_stamp_next(uint32_t last, uint32_t last_now, uint32_t now,
+                              uint32_t wanted)
 {
-    int64_t ahead = (int64_t)MIN(delivery_ms, (uint32_t)G_MAXINT32) +
-                    st->correction + QS_STREAM_TARGET_MARGIN_MS;
-    uint32_t stamp = server_mm_now + (uint32_t)CLAMP(ahead, 0, (int64_t)G_MAXINT32);
+    if (last != 0) {
+        int32_t since = (int32_t)(now - last_now);
+        uint32_t least = last + (uint32_t)MAX(since, 0) / 2;
 
-    if (st->last != 0 && (int32_t)(stamp - st->last) < 0) {
-        stamp = st->last;
+        if ((int32_t)(wanted - least) < 0) {
+            wanted = least;
+        }
     }
-    if (stamp == 0) {
-        stamp = 1;
-    }
-    st->last = stamp;
-    return stamp;
-}
-
-void qs_stream_stamp_report(QsStreamStamp *st, int32_t last_frame_delay,
-                            uint32_t num_frames, uint32_t num_drops)
-{
-    int64_t c = st->correction;
-
-    /* num_frames 0 with num_drops 0xffffffff means "cannot decode": the
-     * caller stops the stream, the clock has nothing to learn. */
-    if (num_frames == 0) {
-        return;
-    }
-    if (last_frame_delay < 0) {
-        c += (int64_t)QS_STREAM_TARGET_MARGIN_MS - last_frame_delay;
-    } else if (num_drops > 0) {
-        /* Earlier frames were late but the last one made it: a little more. */
-        c += QS_STREAM_TARGET_MARGIN_MS;
-    } else if (last_frame_delay > 2 * QS_STREAM_TARGET_MARGIN_MS) {
-        c -= (last_frame_delay - QS_STREAM_TARGET_MARGIN_MS) / 2;
-    }
-    st->correction = (int32_t)CLAMP(c, -(int64_t)QS_STREAM_MAX_CORRECTION_MS,
-                                    (int64_t)QS_STREAM_MAX_CORRECTION_MS);
+    return wanted == 0 ? 1 : wanted;
 }

@@ -36,8 +36,10 @@ struct QsConsole {
 
     QsWatchdog watchdog;
     gboolean watchdog_enabled;
-    guint watchdog_source;
+    GSource *watchdog_source;       /* runs at its ready time */
+    uint64_t watchdog_progress;     /* the listener's, at the last check */
     guint retry_source;
+    char *lost_why;                 /* said when the retry runs */
     guint backoff_ms;
     GCancellable *cancellable;
 
@@ -46,6 +48,16 @@ struct QsConsole {
 };
 
 static void schedule_register(QsConsole *console, guint delay_ms);
+
+/* A listener may still hold the source (and wake it): destroyed here, it
+ * never runs again. */
+static void stop_watchdog(QsConsole *console)
+{
+    if (console->watchdog_source) {
+        g_source_destroy(console->watchdog_source);
+        g_clear_pointer(&console->watchdog_source, g_source_unref);
+    }
+}
 
 static void add_stats(QsListenerStats *sum, QsListener *l)
 {
@@ -92,8 +104,12 @@ static void lost(QsConsole *console, const char *why)
     if (g_get_monotonic_time() - console->current_since_us > HEALTHY_US) {
         delay = REREGISTER_DELAY_MS;
     }
-    g_warning("%s: %s; registering a new listener in %u ms", console->sink.name,
-              why, delay);
+    /* Said only when the retry runs: qemu's death closes the listener's
+     * connection too, often before the main one, and a helper about to exit
+     * must not announce a retry (qs_console_stop() cancels it). */
+    g_free(console->lost_why);
+    console->lost_why = g_strdup_printf("%s; registering a new listener "
+                                        "after %u ms", why, delay);
     retire_current(console);
     console->backoff_ms = MIN(MAX(delay, REREGISTER_DELAY_MS) * 2,
                               BACKOFF_MAX_MS);
@@ -177,6 +193,7 @@ static void register_listener(QsConsole *console)
     fds = g_unix_fd_list_new_from_array(&pair[1], 1);
     console->current = qs_listener_start(&console->sink, ++console->next_id,
                                          pair[0], g_main_context_default(),
+                                         console->watchdog_source,
                                          on_listener_event, console, &error);
     if (!console->current) {
         g_autofree char *why = g_strdup_printf("cannot start a listener: %s",
@@ -185,6 +202,7 @@ static void register_listener(QsConsole *console)
         return;
     }
     console->current_since_us = g_get_monotonic_time();
+    console->watchdog_progress = 0;
     qs_watchdog_init(&console->watchdog, QS_WATCHDOG_STALL_US,
                      QS_WATCHDOG_MAX_BACKLOG);
     console->stats.registrations++;
@@ -201,6 +219,10 @@ static gboolean on_retry(gpointer data)
     QsConsole *console = data;
 
     console->retry_source = 0;
+    if (console->lost_why) {
+        g_warning("%s: %s", console->sink.name, console->lost_why);
+        g_clear_pointer(&console->lost_why, g_free);
+    }
     register_listener(console);
     return G_SOURCE_REMOVE;
 }
@@ -211,17 +233,40 @@ static void schedule_register(QsConsole *console, guint delay_ms)
     console->retry_source = g_timeout_add(delay_ms, on_retry, console);
 }
 
+/* The next check: in QS_WATCHDOG_PERIOD_MS; when `quiet`, at the next
+ * message's arrival or in QS_WATCHDOG_IDLE_MS, whichever comes first. */
+static void watchdog_next(QsConsole *console, gboolean quiet)
+{
+    int64_t now = g_get_monotonic_time();
+
+    if (quiet && console->current) {
+        /* The ready time before arming: an arrival's wake, which may come
+         * as soon as we arm, must not be overwritten. */
+        g_source_set_ready_time(console->watchdog_source,
+                                now + QS_WATCHDOG_IDLE_MS * 1000);
+        if (qs_listener_arm_wake(console->current)) {
+            qs_listener_trim(console->current);
+            return;
+        }
+    }
+    g_source_set_ready_time(console->watchdog_source,
+                            now + QS_WATCHDOG_PERIOD_MS * 1000);
+}
+
 static gboolean on_watchdog(gpointer data)
 {
     QsConsole *console = data;
     QsListener *l = console->current;
     QsWatchdogVerdict v;
-    uint64_t queued, unread, backlog;
+    uint64_t queued, unread, backlog, progress;
 
     reap(console);
     if (!l) {
+        watchdog_next(console, TRUE);
         return G_SOURCE_CONTINUE;
     }
+    qs_listener_disarm_wake(l);
+    progress = qs_listener_get_progress(l);
     qs_listener_get_backlog(l, &queued, &unread);
     backlog = queued + unread;
     console->stats.backlog = backlog;
@@ -232,7 +277,7 @@ static gboolean on_watchdog(gpointer data)
         3 * (uint64_t)qemu_dbus_display1_console_get_width(console->proxy) *
             qemu_dbus_display1_console_get_height(console->proxy) * 4);
     v = qs_watchdog_check(&console->watchdog, g_get_monotonic_time(),
-                          qs_listener_get_progress(l), queued, unread);
+                          progress, queued, unread);
     if (backlog) {
         g_debug("%s: watchdog: %" G_GUINT64_FORMAT " bytes queued, %"
                 G_GUINT64_FORMAT " unread", console->sink.name, queued, unread);
@@ -245,8 +290,24 @@ static gboolean on_watchdog(gpointer data)
         retire_current(console);
         schedule_register(console, REREGISTER_DELAY_MS);
     }
+    /* Quiet: nothing waits and nothing was handled since the last check,
+     * so qemu sent nothing for a whole period (a busy guest keeps the
+     * periodic checks, an idle one sleeps). */
+    watchdog_next(console, backlog == 0 && progress == console->watchdog_progress);
+    console->watchdog_progress = progress;
     return G_SOURCE_CONTINUE;
 }
+
+static gboolean watchdog_dispatch(GSource *source, GSourceFunc callback,
+                                  gpointer user_data)
+{
+    (void)source;
+    return callback(user_data);
+}
+
+static GSourceFuncs watchdog_funcs = {
+    .dispatch = watchdog_dispatch,
+};
 
 static void on_size(GObject *obj, GParamSpec *pspec, gpointer data)
 {
@@ -326,7 +387,7 @@ void qs_console_free(QsConsole *console)
         return;
     }
     g_cancellable_cancel(console->cancellable);
-    g_clear_handle_id(&console->watchdog_source, g_source_remove);
+    stop_watchdog(console);
     g_clear_handle_id(&console->retry_source, g_source_remove);
     retire_current(console);
     while (console->retired->len) {
@@ -343,24 +404,31 @@ void qs_console_free(QsConsole *console)
     qs_screen_free(console->sink.screen);
     g_free(console->sink.name);
     g_mutex_clear(&console->sink.lock);
+    g_free(console->lost_why);
     g_free(console->path);
     g_free(console);
 }
 
 void qs_console_start(QsConsole *console)
 {
-    register_listener(console);
+    /* Before the listener, which holds it to wake the watchdog. */
     if (!console->watchdog_source) {
-        console->watchdog_source = g_timeout_add(QS_WATCHDOG_PERIOD_MS,
-                                                 on_watchdog, console);
+        console->watchdog_source = g_source_new(&watchdog_funcs, sizeof(GSource));
+        g_source_set_callback(console->watchdog_source, on_watchdog, console, NULL);
+        g_source_set_static_name(console->watchdog_source, "qs-watchdog");
+        g_source_set_ready_time(console->watchdog_source,
+                                g_get_monotonic_time() +
+                                    QS_WATCHDOG_PERIOD_MS * 1000);
+        g_source_attach(console->watchdog_source, NULL);
     }
+    register_listener(console);
 }
 
 void qs_console_stop(QsConsole *console)
 {
     console->stopped = TRUE;
     g_clear_handle_id(&console->retry_source, g_source_remove);
-    g_clear_handle_id(&console->watchdog_source, g_source_remove);
+    stop_watchdog(console);
 }
 
 void qs_console_vanished(QsConsole *console)

@@ -16,19 +16,29 @@
 #define CONSOLE_PREFIX DISPLAY_PATH "/Console_"
 #define IFACE_VM "org.qemu.Display1.VM"
 #define IFACE_CONSOLE "org.qemu.Display1.Console"
+#define AUDIO_PATH DISPLAY_PATH "/Audio"
+#define IFACE_AUDIO "org.qemu.Display1.Audio"
 #define IFACE_OBJECT_MANAGER "org.freedesktop.DBus.ObjectManager"
 #define BUS_NAME "org.qemu"
 #define MAX_CONSOLES 64
+/* qemu 7.2 serves one p2p client: a newer one takes the display objects
+ * off our connection, but qemu's clipboard proxy keeps the connection open,
+ * so no "closed" tells us. A cheap property read every few seconds does. */
+#define TAKEOVER_PROBE_S 3
 
 struct QsDisplay {
     GDBusConnection *conn;
     char *dest;                 /* qemu's unique name on a bus; NULL on p2p */
+    QsDisplayAudio audio;
     char *vm_name;
     char *vm_uuid;
-    QsConsole *console;
+    GPtrArray *consoles;        /* QsConsole, served, in console order */
     guint watch_id;
     guint removed_sub, added_sub;
     gulong closed_handler;
+    guint probe_id;
+    gboolean probing;
+    GCancellable *probe_cancel;
     gboolean gone;
     QsDisplayGoneFunc gone_func;
     gpointer gone_data;
@@ -260,18 +270,18 @@ static int compare_console(gconstpointer a, gconstpointer b)
 }
 
 static gboolean discover(QsDisplay *d, const QsDisplayOptions *opts,
-                         int *ret_console, GError **error)
+                         GArray *chosen, GError **error)
 {
     g_autoptr(GError) local = NULL;
     g_autoptr(GVariant) ret = NULL;
     g_autoptr(GVariant) objects = NULL;
     g_autoptr(GArray) consoles = g_array_new(FALSE, FALSE, sizeof(ConsoleInfo));
     g_autoptr(GString) list = g_string_new(NULL);
+    g_autoptr(GString) served = g_string_new(NULL);
     gboolean has_interfaces = FALSE;
     GVariantIter iter;
     const char *path;
     GVariant *ifaces;
-    int chosen = -1;
 
     ret = g_dbus_connection_call_sync(
         d->conn, d->dest, DISPLAY_PATH, IFACE_OBJECT_MANAGER,
@@ -291,6 +301,8 @@ static gboolean discover(QsDisplay *d, const QsDisplayOptions *opts,
             ifaces, IFACE_VM, G_VARIANT_TYPE("a{sv}"));
         g_autoptr(GVariant) con = g_variant_lookup_value(
             ifaces, IFACE_CONSOLE, G_VARIANT_TYPE("a{sv}"));
+        g_autoptr(GVariant) audio = g_variant_lookup_value(
+            ifaces, IFACE_AUDIO, G_VARIANT_TYPE("a{sv}"));
         int id = console_id(path);
 
         if (vm && g_str_equal(path, VM_PATH)) {
@@ -300,6 +312,8 @@ static gboolean discover(QsDisplay *d, const QsDisplayOptions *opts,
             d->vm_uuid = lookup_string(vm, "UUID");
             /* qemu 8.1+ has it; the 7.x set (no Unix.Map) otherwise. */
             has_interfaces = g_variant_lookup_value(vm, "Interfaces", NULL) != NULL;
+        } else if (audio && g_str_equal(path, AUDIO_PATH)) {
+            d->audio = QS_DISPLAY_AUDIO_YES;
         } else if (con && id >= 0 && consoles->len < MAX_CONSOLES) {
             g_autofree char *type = lookup_string(con, "Type");
             ConsoleInfo info = { id, g_strcmp0(type, "Graphic") == 0 };
@@ -310,30 +324,43 @@ static gboolean discover(QsDisplay *d, const QsDisplayOptions *opts,
     g_array_sort(consoles, compare_console);
     for (guint i = 0; i < consoles->len; i++) {
         ConsoleInfo *c = &g_array_index(consoles, ConsoleInfo, i);
+        gboolean serve = opts->console >= 0 ? c->id == opts->console
+                                            : c->graphic;
 
         g_string_append_printf(list, "%s%d%s", i ? ", " : "", c->id,
                                c->graphic ? "" : " (text)");
-        if (opts->console >= 0 ? c->id == opts->console
-                               : (chosen < 0 && c->graphic)) {
-            chosen = c->id;
+        /* Each served console is one SPICE display channel, ids 0..n-1. */
+        if (serve && chosen->len < QS_DISPLAY_MAX_SERVED) {
+            g_array_append_val(chosen, c->id);
+            g_string_append_printf(served, "%s%d (display channel %u)",
+                                   served->len ? ", " : "", c->id,
+                                   chosen->len - 1);
+        } else if (serve) {
+            g_warning("console %d not served: at most %d consoles are",
+                      c->id, QS_DISPLAY_MAX_SERVED);
         }
     }
-    if (chosen < 0 && opts->console >= 0) {
+    if (chosen->len == 0 && opts->console >= 0) {
         g_set_error(error, G_IO_ERROR, G_IO_ERROR_NOT_FOUND,
                     "console %d absent (qemu has: %s)", opts->console,
                     list->len ? list->str : "none");
         return FALSE;
     }
-    if (chosen < 0) {
+    if (chosen->len == 0) {
         g_set_error(error, G_IO_ERROR, G_IO_ERROR_NOT_FOUND,
                     "qemu has no graphic console (consoles: %s)",
                     list->len ? list->str : "none");
         return FALSE;
     }
-    g_message("attached to VM '%s' (qemu %s); consoles %s; serving console %d",
+    if (d->audio == QS_DISPLAY_AUDIO_YES && !d->dest && !has_interfaces) {
+        /* qemu before 8.0 keys audio listeners by the caller's bus name,
+         * which a peer-to-peer call lacks: it crashes (NULL hash key). 8.0
+         * fixed it; 8.0 cannot be told from 7.x here, so < 8.1 is refused. */
+        d->audio = QS_DISPLAY_AUDIO_P2P_UNSAFE;
+    }
+    g_message("attached to VM '%s' (qemu %s); consoles %s; serving console%s %s",
               d->vm_name ? d->vm_name : "", has_interfaces ? ">= 8.1" : "< 8.1",
-              list->str, chosen);
-    *ret_console = chosen;
+              list->str, chosen->len > 1 ? "s" : "", served->str);
     return TRUE;
 }
 
@@ -345,7 +372,9 @@ static void gone(QsDisplay *d, const char *reason)
         return;
     }
     d->gone = TRUE;
-    qs_console_stop(d->console);
+    for (guint i = 0; d->consoles && i < d->consoles->len; i++) {
+        qs_console_stop(d->consoles->pdata[i]);
+    }
     if (d->gone_func) {
         d->gone_func(d, reason, d->gone_data);
     }
@@ -372,9 +401,56 @@ static void on_vanished(GDBusConnection *conn, const char *name, gpointer data)
     gone(data, reason);
 }
 
-static gboolean names_console(QsDisplay *d, const char *path)
+static void on_probe_done(GObject *source, GAsyncResult *res, gpointer data)
 {
-    return d->console && console_id(path) == (int)qs_console_get_id(d->console);
+    QsDisplay *d = data;
+    g_autoptr(GError) error = NULL;
+    g_autoptr(GVariant) reply = g_dbus_connection_call_finish(
+        G_DBUS_CONNECTION(source), res, &error);
+
+    if (!reply && g_error_matches(error, G_IO_ERROR, G_IO_ERROR_CANCELLED)) {
+        return;                 /* d is being freed */
+    }
+    d->probing = FALSE;
+    /* Timeouts and other failures are the watchdog's business. */
+    if (!reply && (g_error_matches(error, G_DBUS_ERROR, G_DBUS_ERROR_UNKNOWN_METHOD) ||
+                   g_error_matches(error, G_DBUS_ERROR, G_DBUS_ERROR_UNKNOWN_OBJECT) ||
+                   g_error_matches(error, G_DBUS_ERROR, G_DBUS_ERROR_UNKNOWN_INTERFACE))) {
+        gone(d, "qemu no longer serves the display on our D-Bus connection "
+                "(another D-Bus display client took it over)");
+    }
+}
+
+static gboolean on_probe(gpointer data)
+{
+    QsDisplay *d = data;
+
+    if (d->gone) {
+        d->probe_id = 0;
+        return G_SOURCE_REMOVE;
+    }
+    if (!d->probing) {
+        d->probing = TRUE;
+        g_dbus_connection_call(d->conn, NULL, VM_PATH,
+                               "org.freedesktop.DBus.Properties", "Get",
+                               g_variant_new("(ss)", IFACE_VM, "Name"),
+                               G_VARIANT_TYPE("(v)"), G_DBUS_CALL_FLAGS_NONE,
+                               10000, d->probe_cancel, on_probe_done, d);
+    }
+    return G_SOURCE_CONTINUE;
+}
+
+/* The served console at `path`, or NULL. */
+static QsConsole *console_at(QsDisplay *d, const char *path)
+{
+    int id = console_id(path);
+
+    for (guint i = 0; id >= 0 && d->consoles && i < d->consoles->len; i++) {
+        if ((int)qs_console_get_id(d->consoles->pdata[i]) == id) {
+            return d->consoles->pdata[i];
+        }
+    }
+    return NULL;
 }
 
 static void on_interfaces_removed(GDBusConnection *conn, const char *sender,
@@ -383,6 +459,7 @@ static void on_interfaces_removed(GDBusConnection *conn, const char *sender,
                                   gpointer data)
 {
     QsDisplay *d = data;
+    QsConsole *console;
     const char *path;
     g_autofree const char **ifaces = NULL;
 
@@ -391,8 +468,9 @@ static void on_interfaces_removed(GDBusConnection *conn, const char *sender,
         return;
     }
     g_variant_get(params, "(&o^a&s)", &path, &ifaces);
-    if (names_console(d, path) && g_strv_contains(ifaces, IFACE_CONSOLE)) {
-        qs_console_vanished(d->console);
+    console = console_at(d, path);
+    if (console && g_strv_contains(ifaces, IFACE_CONSOLE)) {
+        qs_console_vanished(console);
     }
 }
 
@@ -402,6 +480,7 @@ static void on_interfaces_added(GDBusConnection *conn, const char *sender,
                                 gpointer data)
 {
     QsDisplay *d = data;
+    QsConsole *console;
     const char *path;
     g_autoptr(GVariant) ifaces = NULL;
     g_autoptr(GVariant) con = NULL;
@@ -412,8 +491,9 @@ static void on_interfaces_added(GDBusConnection *conn, const char *sender,
     }
     g_variant_get(params, "(&o@a{sa{sv}})", &path, &ifaces);
     con = g_variant_lookup_value(ifaces, IFACE_CONSOLE, NULL);
-    if (names_console(d, path) && con) {
-        qs_console_appeared(d->console);
+    console = console_at(d, path);
+    if (console && con) {
+        qs_console_appeared(console);
     }
 }
 
@@ -422,7 +502,7 @@ static void on_interfaces_added(GDBusConnection *conn, const char *sender,
 QsDisplay *qs_display_attach(const QsDisplayOptions *opts, GError **error)
 {
     g_autoptr(QsDisplay) d = g_new0(QsDisplay, 1);
-    int console = -1;
+    g_autoptr(GArray) chosen = g_array_new(FALSE, FALSE, sizeof(int));
 
     if (opts->qmp_path) {
         int fd = qs_qmp_attach_dbus_p2p(opts->qmp_path, opts->timeout_ms, error);
@@ -456,13 +536,19 @@ QsDisplay *qs_display_attach(const QsDisplayOptions *opts, GError **error)
         return NULL;
     }
     g_dbus_connection_set_exit_on_close(d->conn, FALSE);
-    if (!discover(d, opts, &console, error)) {
+    if (!discover(d, opts, chosen, error)) {
         return NULL;
     }
-    d->console = qs_console_new(d->conn, d->dest, (uint32_t)console, error);
-    if (!d->console) {
-        g_prefix_error(error, "console %d: ", console);
-        return NULL;
+    d->consoles = g_ptr_array_new_with_free_func((GDestroyNotify)qs_console_free);
+    for (guint i = 0; i < chosen->len; i++) {
+        int id = g_array_index(chosen, int, i);
+        QsConsole *console = qs_console_new(d->conn, d->dest, (uint32_t)id, error);
+
+        if (!console) {
+            g_prefix_error(error, "console %d: ", id);
+            return NULL;
+        }
+        g_ptr_array_add(d->consoles, console);
     }
     return g_steal_pointer(&d);
 }
@@ -490,7 +576,13 @@ void qs_display_start(QsDisplay *d, QsDisplayGoneFunc func, gpointer user_data)
         gone(d, "qemu closed the D-Bus connection");
         return;
     }
-    qs_console_start(d->console);
+    if (!d->dest) {
+        d->probe_cancel = g_cancellable_new();
+        d->probe_id = g_timeout_add_seconds(TAKEOVER_PROBE_S, on_probe, d);
+    }
+    for (guint i = 0; i < d->consoles->len; i++) {
+        qs_console_start(d->consoles->pdata[i]);
+    }
 }
 
 void qs_display_free(QsDisplay *d)
@@ -498,7 +590,12 @@ void qs_display_free(QsDisplay *d)
     if (!d) {
         return;
     }
-    g_clear_pointer(&d->console, qs_console_free);
+    g_clear_pointer(&d->consoles, g_ptr_array_unref);
+    g_clear_handle_id(&d->probe_id, g_source_remove);
+    if (d->probe_cancel) {
+        g_cancellable_cancel(d->probe_cancel);
+        g_clear_object(&d->probe_cancel);
+    }
     if (d->conn) {
         if (d->watch_id) {
             g_bus_unwatch_name(d->watch_id);
@@ -531,5 +628,30 @@ const char *qs_display_get_vm_uuid(QsDisplay *d)
 
 QsConsole *qs_display_get_console(QsDisplay *d)
 {
-    return d->console;
+    return d->consoles->pdata[0];
+}
+
+guint qs_display_get_n_consoles(QsDisplay *d)
+{
+    return d->consoles->len;
+}
+
+QsConsole *qs_display_get_console_at(QsDisplay *d, guint index)
+{
+    return index < d->consoles->len ? d->consoles->pdata[index] : NULL;
+}
+
+GDBusConnection *qs_display_get_connection(QsDisplay *d)
+{
+    return d->conn;
+}
+
+QsDisplayAudio qs_display_get_audio(QsDisplay *d)
+{
+    return d->audio;
+}
+
+const char *qs_display_get_dest(QsDisplay *d)
+{
+    return d->dest;
 }

@@ -30,7 +30,29 @@ typedef struct {
     const uint8_t *surface; /* base + offset within the page */
     size_t surface_len;
     uint32_t width, height, stride, format;
+    gboolean trimmed;       /* our page-table entries dropped while idle */
 } QsMap;
+
+/* What the filter on GDBus's worker thread shares with the main thread. */
+typedef struct {
+    guint64 queued_bytes;   /* counted on arrival, minus handled */
+    gint armed;             /* make `wake` ready at the next arrival */
+    GSource *wake;          /* the watchdog's, or NULL */
+} Arrivals;
+
+static void arrivals_clear(gpointer data)
+{
+    Arrivals *a = data;
+
+    if (a->wake) {
+        g_source_unref(a->wake);
+    }
+}
+
+static void release_arrivals(gpointer data)
+{
+    g_atomic_rc_box_release_full(data, arrivals_clear);
+}
 
 struct QsListener {
     uint64_t id;
@@ -46,12 +68,16 @@ struct QsListener {
     gint finished;              /* atomic: the thread touches nothing now */
 
     /* atomics, read by the main thread */
-    guint64 queued_bytes;       /* counted by the filter, minus handled */
+    /* A box of its own: GDBus may run the filter on its worker thread after
+     * the filter is removed and the listener freed, so the filter holds a
+     * reference, not the listener. */
+    Arrivals *arrivals;
     guint64 progress;
     guint64 scanouts, updates, scanout_maps, update_maps, dropped, early;
 
     /* listener thread only */
     GDBusConnection *conn;
+    guint filter_id;
     QemuDBusDisplay1Listener *skel;
     QemuDBusDisplay1ListenerUnixMap *map_skel;
     QsMap map;
@@ -150,15 +176,22 @@ static gboolean is_counted(GDBusMessage *msg)
     return FALSE;
 }
 
-/* GDBus worker thread. */
+/* GDBus worker thread; user_data is the Arrivals box. The count is raised
+ * before `armed` is read, and qs_listener_arm_wake() sets `armed` before it
+ * reads the count: one of the two sees the other, so no arrival is missed.
+ * (g_source_set_ready_time is thread-safe, and harmless on a source the
+ * main thread has destroyed, which our reference keeps allocated.) */
 static GDBusMessage *on_filter(GDBusConnection *conn, GDBusMessage *msg,
                                gboolean incoming, gpointer user_data)
 {
-    QsListener *l = user_data;
+    Arrivals *a = user_data;
 
     (void)conn;
     if (incoming && is_counted(msg)) {
-        g_atomic_pointer_add(&l->queued_bytes, (gssize)message_cost(msg));
+        g_atomic_pointer_add(&a->queued_bytes, (gssize)message_cost(msg));
+        if (a->wake && g_atomic_int_compare_and_exchange(&a->armed, 1, 0)) {
+            g_source_set_ready_time(a->wake, 0);
+        }
     }
     return msg;
 }
@@ -168,7 +201,7 @@ static void handled(QsListener *l, GDBusMethodInvocation *inv)
 {
     GDBusMessage *msg = g_dbus_method_invocation_get_message(inv);
 
-    g_atomic_pointer_add(&l->queued_bytes, -(gssize)message_cost(msg));
+    g_atomic_pointer_add(&l->arrivals->queued_bytes, -(gssize)message_cost(msg));
     g_atomic_pointer_add(&l->progress, 1);
 }
 
@@ -521,6 +554,7 @@ static gboolean on_update_map(QemuDBusDisplay1ListenerUnixMap *skel,
          * arrives as a ScanoutMap or Scanout of its own. */
         stale = TRUE;
     } else {
+        l->map.trimmed = FALSE;
         qs_screen_update_from_map(sink->screen, l->map.surface,
                                   l->map.surface_len, l->map.width,
                                   l->map.height, l->map.stride, l->map.format,
@@ -599,7 +633,9 @@ static void on_connection(GObject *source, GAsyncResult *res, gpointer data)
     }
     g_dbus_connection_set_exit_on_close(l->conn, FALSE);
     g_signal_connect(l->conn, "closed", G_CALLBACK(on_closed), l);
-    g_dbus_connection_add_filter(l->conn, on_filter, l, NULL);
+    l->filter_id = g_dbus_connection_add_filter(
+        l->conn, on_filter, g_atomic_rc_box_acquire(l->arrivals),
+        release_arrivals);
     if (!export(l, &error)) {
         post_event(l, QS_LISTENER_FAILED, error->message);
         return;
@@ -629,6 +665,9 @@ static gpointer listener_thread(gpointer data)
     }
     if (l->conn) {
         g_signal_handlers_disconnect_by_data(l->conn, l);
+        if (l->filter_id) {
+            g_dbus_connection_remove_filter(l->conn, l->filter_id);
+        }
         g_dbus_connection_close(l->conn, NULL, NULL, NULL);
     }
     /* Whatever GDBus queued to us and never ran is freed here. */
@@ -644,7 +683,7 @@ static gpointer listener_thread(gpointer data)
 }
 
 QsListener *qs_listener_start(QsConsoleSink *sink, uint64_t id, int fd,
-                              GMainContext *main_ctx,
+                              GMainContext *main_ctx, GSource *wake,
                               QsListenerEventFunc func, gpointer user_data,
                               GError **error)
 {
@@ -663,6 +702,8 @@ QsListener *qs_listener_start(QsConsoleSink *sink, uint64_t id, int fd,
     l->func = func;
     l->user_data = user_data;
     l->socket = socket;
+    l->arrivals = g_atomic_rc_box_new0(Arrivals);
+    l->arrivals->wake = wake ? g_source_ref(wake) : NULL;
     l->ctx = g_main_context_new();
     name = g_strdup_printf("qs-listener-%" G_GUINT64_FORMAT, id);
     l->thread = g_thread_new(name, listener_thread, l);
@@ -683,11 +724,40 @@ void qs_listener_get_backlog(QsListener *l, uint64_t *queued, uint64_t *unread)
 {
     int n = 0;
 
-    *queued = g_atomic_pointer_get(&l->queued_bytes);
+    *queued = g_atomic_pointer_get(&l->arrivals->queued_bytes);
     if (ioctl(g_socket_get_fd(l->socket), FIONREAD, &n) < 0) {
         n = 0;
     }
     *unread = (uint64_t)MAX(n, 0);
+}
+
+gboolean qs_listener_arm_wake(QsListener *l)
+{
+    uint64_t queued, unread;
+
+    g_atomic_int_set(&l->arrivals->armed, 1);
+    qs_listener_get_backlog(l, &queued, &unread);
+    if (queued || unread) {
+        g_atomic_int_set(&l->arrivals->armed, 0);
+        return FALSE;
+    }
+    return TRUE;
+}
+
+void qs_listener_disarm_wake(QsListener *l)
+{
+    g_atomic_int_set(&l->arrivals->armed, 0);
+}
+
+void qs_listener_trim(QsListener *l)
+{
+    g_mutex_lock(&l->sink->lock);
+    if (l->map.base && !l->map.trimmed) {
+        /* A shared mapping: the pages stay qemu's, with their contents. */
+        madvise(l->map.base, l->map.base_len, MADV_DONTNEED);
+        l->map.trimmed = TRUE;
+    }
+    g_mutex_unlock(&l->sink->lock);
 }
 
 void qs_listener_get_stats(QsListener *l, QsListenerStats *stats)
@@ -726,6 +796,7 @@ void qs_listener_free(QsListener *l)
     g_object_unref(l->socket);
     g_main_context_unref(l->ctx);
     g_main_context_unref(l->main_ctx);
+    release_arrivals(l->arrivals);
     g_free(l);
 }
 

@@ -50,9 +50,11 @@ typedef struct {
 } QsListenerStats;
 
 /* Starts the thread, which begins the D-Bus handshake (as the
- * authentication client) on `fd` at once; takes `fd` in all cases. */
+ * authentication client) on `fd` at once; takes `fd` in all cases.
+ * `wake` (may be NULL; referenced) is made ready when a message arrives
+ * while armed, see qs_listener_arm_wake(). */
 QsListener *qs_listener_start(QsConsoleSink *sink, uint64_t id, int fd,
-                              GMainContext *main_ctx,
+                              GMainContext *main_ctx, GSource *wake,
                               QsListenerEventFunc func, gpointer user_data,
                               GError **error);
 
@@ -61,6 +63,16 @@ uint64_t qs_listener_get_id(QsListener *l);
 uint64_t qs_listener_get_progress(QsListener *l);
 /* Bytes waiting: read and queued to the thread, and unread in the socket. */
 void qs_listener_get_backlog(QsListener *l, uint64_t *queued, uint64_t *unread);
+/* Main thread: the next message qemu sends makes `wake` ready at once
+ * (g_source_set_ready_time(wake, 0), from GDBus's worker thread), once.
+ * FALSE, and not armed, if bytes wait already. Lets the watchdog sleep
+ * while nothing is sent. */
+gboolean qs_listener_arm_wake(QsListener *l);
+void qs_listener_disarm_wake(QsListener *l);
+/* Main thread, once qemu has gone quiet: drop our page-table entries for
+ * qemu's shared surface (qemu 9.2+), so that an idle helper's RSS does not
+ * count qemu's framebuffer; the next update faults in what it reads. */
+void qs_listener_trim(QsListener *l);
 void qs_listener_get_stats(QsListener *l, QsListenerStats *stats);
 
 /* Main thread: cut the connection now (qemu frees its queue), tell the

@@ -23,7 +23,9 @@ typedef struct {
     GDataInputStream *in;
 } Client;
 
-static gboolean dump(QsScreen *screen, const char *path, GString *reply)
+/* The PPM follows the reply line on the socket: a confined helper cannot
+ * write files, and the tests run it confined. */
+static gboolean dump(QsScreen *screen, GString *reply, GByteArray *payload)
 {
     QsScreenInfo info;
     g_autoptr(GError) error = NULL;
@@ -54,16 +56,11 @@ static gboolean dump(QsScreen *screen, const char *path, GString *reply)
         rgb[i * 3 + 2] = pixels[i * 4];
     }
     header = g_strdup_printf("P6\n%u %u\n255\n", info.width, info.height);
-    g_autoptr(GByteArray) file = g_byte_array_new();
-    g_byte_array_append(file, (const guint8 *)header, strlen(header));
-    g_byte_array_append(file, rgb, n * 3);
-    if (!g_file_set_contents(path, (const char *)file->data, file->len,
-                             &error)) {
-        g_string_append_printf(reply, "error %s", error->message);
-        return FALSE;
-    }
-    g_string_append_printf(reply, "ok %ux%u serial=%" G_GUINT64_FORMAT,
-                           info.width, info.height, info.serial);
+    g_byte_array_append(payload, (const guint8 *)header, strlen(header));
+    g_byte_array_append(payload, rgb, n * 3);
+    g_string_append_printf(reply, "ok %ux%u serial=%" G_GUINT64_FORMAT
+                           " bytes=%u", info.width, info.height, info.serial,
+                           payload->len);
     return TRUE;
 }
 
@@ -90,7 +87,8 @@ static void heat(QsScreen *screen, GString *reply)
     }
 }
 
-static void execute(QsTestControl *tc, const char *line, GString *reply)
+static void execute(QsTestControl *tc, const char *line, GString *reply,
+                    GByteArray *payload)
 {
     QsConsole *console = qs_display_get_console(tc->display);
     QsInput *input = qs_console_get_input(console);
@@ -99,8 +97,8 @@ static void execute(QsTestControl *tc, const char *line, GString *reply)
 
     if (!argv[0]) {
         g_string_append(reply, "error empty command");
-    } else if (g_str_equal(argv[0], "dump") && argv[1]) {
-        dump(qs_console_get_screen(console), argv[1], reply);
+    } else if (g_str_equal(argv[0], "dump") && !argv[1]) {
+        dump(qs_console_get_screen(console), reply, payload);
     } else if (g_str_equal(argv[0], "heat")) {
         heat(qs_console_get_screen(console), reply);
     } else if (g_str_equal(argv[0], "stall") && argv[1]) {
@@ -189,6 +187,7 @@ static void on_line(GObject *source, GAsyncResult *res, gpointer data)
     Client *c = data;
     g_autoptr(GError) error = NULL;
     g_autoptr(GString) reply = g_string_new(NULL);
+    g_autoptr(GByteArray) payload = g_byte_array_new();
     gsize len = 0;
     g_autofree char *line = g_data_input_stream_read_line_finish(
         G_DATA_INPUT_STREAM(source), res, &len, &error);
@@ -198,12 +197,14 @@ static void on_line(GObject *source, GAsyncResult *res, gpointer data)
         client_free(c);
         return;
     }
-    execute(c->tc, line, reply);
+    execute(c->tc, line, reply, payload);
     g_string_append_c(reply, '\n');
     out = g_io_stream_get_output_stream(G_IO_STREAM(c->conn));
-    /* Test-only and local: a blocking write of one short line. */
+    /* Test-only and local: a blocking write of the reply and its payload. */
     if (!g_output_stream_write_all(out, reply->str, reply->len, NULL, NULL,
-                                   NULL)) {
+                                   NULL) ||
+        !g_output_stream_write_all(out, payload->data, payload->len, NULL,
+                                   NULL, NULL)) {
         client_free(c);
         return;
     }

@@ -11,7 +11,8 @@ typedef struct QsTestControl QsTestControl;
 /*
  * A unix socket at `path` taking one command per line, answering one line
  * ("ok ..." or "error ..."):
- *   dump PATH        write the screen copy as a binary PPM to PATH
+ *   dump             the screen copy as a binary PPM: the reply line
+ *                    "ok WxH serial=S bytes=N" is followed by N bytes
  *   heat             hot blocks now: "ok serial=S size=WxH blocks=BXxBY
  *                    n_hot=N box=X,Y,W,H hot=I,I,..." (block indices)
  *   stall SECONDS    block the listener thread (at most 60 s)

@@ -41,6 +41,7 @@ typedef struct {
     guint64 key_wait;
     GSource *deadline;
     GSource *delay;
+    gboolean charged; /* took a token of the link rate limit */
 } Pending;
 
 #define LOG_WINDOW_US (10 * G_USEC_PER_SEC)
@@ -205,6 +206,24 @@ static QsLinkInfo info_of(Pending *p, guint32 session_id)
     };
 }
 
+/* One token of the per-source link rate limit; FALSE (counted, logged
+ * now and then) if the source has none left. A link that completes gives
+ * its token back (finish_link). */
+static gboolean charge(QsServer *s, const char *source)
+{
+    if (!s->rate ||
+        qs_rate_limit_take(s->rate, source, g_get_monotonic_time())) {
+        return TRUE;
+    }
+    s->rate_refused++;
+    if (s->rate_refused % 100 == 1) {
+        g_message("link rate limit: refusing links from %s "
+                  "(%" G_GUINT64_FORMAT " refused so far)",
+                  source, s->rate_refused);
+    }
+    return FALSE;
+}
+
 static void handle_mess(Pending *p)
 {
     QsServer *s = p->server;
@@ -232,6 +251,13 @@ static void handle_mess(Pending *p)
         fail_reply(p, err);
         return;
     }
+    /* The key is what a plain link attempt costs us (a fresh RSA key,
+     * ~7 ms of a core): each source gets a bounded rate of them. */
+    if (!p->charged && !charge(s, p->source)) {
+        fail_reply(p, SPICE_LINK_ERR_ERROR);
+        return;
+    }
+    p->charged = TRUE;
     p->key = qs_key_pool_take(s->keys);
     if (p->key) {
         send_reply(p);
@@ -268,6 +294,9 @@ static gboolean finish_link(Pending *p)
     if (err != SPICE_LINK_ERR_OK) {
         fail_result(p, err, qs_link_err_to_string(err));
         return TRUE;
+    }
+    if (s->rate && p->charged) {
+        qs_rate_limit_refund(s->rate, p->source, g_get_monotonic_time());
     }
     fd = qs_stream_get_fd(p->stream);
     /* Linked channels live long: let TCP notice a vanished client. */
@@ -526,15 +555,24 @@ static void enforce_limits(QsServer *s, const char *source)
 
 void qs_link_stage_start(QsServer *s, QsStream *stream, const char *source)
 {
+    gboolean tls = qs_stream_is_tls(stream);
     Pending *p;
     guint n;
 
+    /* On the TLS port the handshake (a signature with the server key) is
+     * the first costly step: the token is taken before it, and closing
+     * is all a refused connection gets. */
+    if (tls && !charge(s, source)) {
+        qs_stream_free(stream);
+        return;
+    }
     enforce_limits(s, source);
     p = g_new0(Pending, 1);
     p->server = s;
     p->stream = stream;
     p->source = g_strdup(source);
-    p->state = qs_stream_is_tls(stream) ? ST_HANDSHAKE : ST_HEADER;
+    p->charged = tls;
+    p->state = tls ? ST_HANDSHAKE : ST_HEADER;
     p->in_need = QS_LINK_HEADER_SIZE;
     g_queue_push_tail(&s->pending, p);
     p->node = s->pending.tail;

@@ -23,6 +23,8 @@ void qs_net_config_init(QsNetConfig *cfg)
     cfg->link_timeout_s = 10;
     cfg->link_timeout_ms = 10 * 1000;
     cfg->auth_fail_delay_ms = 1000;
+    cfg->max_link_rate = 10;
+    cfg->max_link_burst = 30;
 }
 
 void qs_net_config_clear(QsNetConfig *cfg)
@@ -82,6 +84,14 @@ GOptionGroup *qs_net_option_group(QsNetConfig *cfg)
         { "link-timeout", 0, 0, G_OPTION_ARG_INT, &cfg->link_timeout_s,
           "Seconds from accept to an authenticated link, TLS handshake "
           "included (default 10)", "SECONDS" },
+        { "max-link-rate", 0, 0, G_OPTION_ARG_INT, &cfg->max_link_rate,
+          "Link attempts per second from one address (an IPv6 /64) that "
+          "get an RSA key or a TLS handshake, beyond the burst; more are "
+          "refused; a link that completes does not count; 0 = no limit "
+          "(default 10)", "N" },
+        { "max-link-burst", 0, 0, G_OPTION_ARG_INT, &cfg->max_link_burst,
+          "Link attempts from one address at once before --max-link-rate "
+          "applies (default 30)", "N" },
         G_OPTION_ENTRY_NULL
     };
     GOptionGroup *group = g_option_group_new(
@@ -211,6 +221,11 @@ gboolean qs_net_config_validate(QsNetConfig *cfg, GError **error)
     }
     if (cfg->max_pending < 1 || cfg->max_pending_per_source < 1) {
         return USAGE("the unauthenticated-connection limits must be >= 1");
+    }
+    if (cfg->max_link_rate < 0 || cfg->max_link_rate > 100000 ||
+        cfg->max_link_burst < 1 || cfg->max_link_burst > 100000) {
+        return USAGE("--max-link-rate must be 0 to 100000 and "
+                     "--max-link-burst 1 to 100000");
     }
     if (cfg->link_timeout_s < 1 || cfg->link_timeout_s > 3600) {
         return USAGE("--link-timeout must be 1 to 3600 seconds");

@@ -27,6 +27,9 @@ typedef struct {
     gint link_timeout_ms;    /* accept → authenticated, TLS handshake
                               * included; set from link_timeout_s */
     gint auth_fail_delay_ms; /* pause before answering a wrong ticket */
+    gint max_link_rate;      /* keyed link attempts per second per source,
+                              * 0 = no limit */
+    gint max_link_burst;     /* ... up to this many at once */
 
     /* Filled by qs_net_config_validate(). */
     QsTicket *ticket;        /* NULL iff ticketing is disabled */

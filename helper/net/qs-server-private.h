@@ -4,6 +4,7 @@
 #pragma once
 
 #include "net/qs-key-pool.h"
+#include "net/qs-rate-limit.h"
 #include "net/qs-server.h"
 #include "net/qs-stream.h"
 #include "net/qs-ticket.h"
@@ -25,6 +26,8 @@ struct QsServer {
     GQueue pending;         /* of Pending, oldest first */
     GHashTable *per_source; /* source → count */
     QsKeyPool *keys;
+    QsRateLimit *rate;      /* NULL: no per-source link rate limit */
+    guint64 rate_refused;   /* links refused by it */
     guint64 evictions;
     gint64 log_window_start;
     guint log_count;

@@ -3,7 +3,9 @@
  * passes them to the link stage (qs-link-stage.c). */
 
 #include <errno.h>
+#include <string.h>
 #include <unistd.h>
+#include <arpa/inet.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -16,6 +18,8 @@
 #define KEY_SPARES 2
 #define NOTSENT_LOWAT (128 * 1024)
 #define ACCEPT_BURST 32
+/* Sources whose link rate is tracked at once (see qs-rate-limit.c). */
+#define RATE_SOURCES 4096
 
 struct QsListener {
     QsServer *server;
@@ -25,11 +29,35 @@ struct QsListener {
     GSource *retry;
 };
 
+/* The source the per-source limits count: the address, or for IPv6 its
+ * /64, which one host usually holds whole (so it cannot dodge the limits
+ * by changing addresses). */
+static void source_of(const struct sockaddr_storage *sa, const char *host,
+                      char *out, gsize size)
+{
+    const struct sockaddr_in6 *sin6 = (const struct sockaddr_in6 *)sa;
+    char buf[INET6_ADDRSTRLEN];
+    struct in6_addr prefix;
+
+    if (sa->ss_family != AF_INET6 || IN6_IS_ADDR_V4MAPPED(&sin6->sin6_addr)) {
+        g_strlcpy(out, host, size);
+        return;
+    }
+    prefix = sin6->sin6_addr;
+    memset(prefix.s6_addr + 8, 0, 8);
+    if (!inet_ntop(AF_INET6, &prefix, buf, sizeof(buf))) {
+        g_strlcpy(out, host, size);
+        return;
+    }
+    g_snprintf(out, size, "%s/64", buf);
+}
+
 static void accept_one(QsServer *s, QsListener *l, int fd,
                        const struct sockaddr_storage *sa, socklen_t salen)
 {
     char host[NI_MAXHOST] = "?";
     char serv[NI_MAXSERV] = "?";
+    char source[NI_MAXHOST + 4];
     g_autofree char *peer = NULL;
     g_autoptr(GError) error = NULL;
     QsStream *stream;
@@ -38,6 +66,7 @@ static void accept_one(QsServer *s, QsListener *l, int fd,
                 sizeof(serv), NI_NUMERICHOST | NI_NUMERICSERV);
     peer = sa->ss_family == AF_INET6 ? g_strdup_printf("[%s]:%s", host, serv)
                                      : g_strdup_printf("%s:%s", host, serv);
+    source_of(sa, host, source, sizeof(source));
     if (sa->ss_family == AF_INET || sa->ss_family == AF_INET6) {
         setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &(int){1}, sizeof(int));
         /* POLLOUT only when little is unsent, so our queue, not the
@@ -50,7 +79,7 @@ static void accept_one(QsServer *s, QsListener *l, int fd,
         g_warning("connection from %s: %s", peer, error->message);
         return;
     }
-    qs_link_stage_start(s, stream, host);
+    qs_link_stage_start(s, stream, source);
 }
 
 static gboolean listener_cb(gint fd, GIOCondition cond, gpointer data);
@@ -161,6 +190,11 @@ QsServer *qs_server_new(const QsNetConfig *cfg,
     s->per_source = g_hash_table_new_full(g_str_hash, g_str_equal, g_free,
                                           NULL);
     s->keys = qs_key_pool_new(KEY_SPARES);
+    if (cfg->max_link_rate > 0) {
+        s->rate = qs_rate_limit_new((guint)cfg->max_link_rate,
+                                    (guint)MAX(cfg->max_link_burst, 1),
+                                    RATE_SOURCES);
+    }
     if (cfg->tls_listen || cfg->tls_listen_fd >= 0) {
         s->tls_dir = g_strdup(cfg->tls_dir);
         s->creds = qs_tls_creds_load(cfg->tls_dir, error);
@@ -197,6 +231,7 @@ void qs_server_free(QsServer *s)
         g_hash_table_unref(s->per_source);
     }
     qs_key_pool_free(s->keys);
+    qs_rate_limit_free(s->rate);
     qs_tls_creds_unref(s->creds);
     qs_ticket_unref(s->ticket);
     g_free(s->tls_dir);
@@ -211,6 +246,26 @@ gboolean qs_server_reload_tls(QsServer *s, GError **error)
         return TRUE;
     }
     creds = qs_tls_creds_load(s->tls_dir, error);
+    if (!creds) {
+        return FALSE;
+    }
+    qs_tls_creds_unref(s->creds);
+    s->creds = creds;
+    return TRUE;
+}
+
+gboolean qs_server_set_tls_pem(QsServer *s, const guint8 *cert,
+                               gsize cert_len, const guint8 *key,
+                               gsize key_len, GError **error)
+{
+    QsTlsCreds *creds;
+
+    if (!s->creds) {
+        g_set_error(error, G_IO_ERROR, G_IO_ERROR_NOT_SUPPORTED,
+                    "no TLS listener: nothing uses certificates");
+        return FALSE;
+    }
+    creds = qs_tls_creds_new_from_pem(cert, cert_len, key, key_len, error);
     if (!creds) {
         return FALSE;
     }
@@ -235,4 +290,9 @@ guint16 qs_server_get_port(QsServer *s, gboolean tls)
 guint qs_server_get_pending_count(QsServer *s)
 {
     return s->pending.length;
+}
+
+guint64 qs_server_get_rate_limited_count(QsServer *s)
+{
+    return s->rate_refused;
 }

@@ -56,6 +56,12 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(QsServer, qs_server_free)
  * the credentials they started with. */
 gboolean qs_server_reload_tls(QsServer *server, GError **error);
 
+/* Replaces the credentials with a PEM certificate chain and key from
+ * memory; on failure the old ones stay. An error without a TLS listener. */
+gboolean qs_server_set_tls_pem(QsServer *server, const guint8 *cert,
+                               gsize cert_len, const guint8 *key,
+                               gsize key_len, GError **error);
+
 /* Replaces the ticket (NULL disables ticketing); established connections are
  * not affected, new links are checked against it. */
 void qs_server_set_ticket(QsServer *server, QsTicket *ticket);
@@ -65,5 +71,7 @@ guint16 qs_server_get_port(QsServer *server, gboolean tls);
 
 /* Unauthenticated connections currently held (for tests and stats). */
 guint qs_server_get_pending_count(QsServer *server);
+/* Links refused by the per-source link rate limit. */
+guint64 qs_server_get_rate_limited_count(QsServer *server);
 
 G_END_DECLS

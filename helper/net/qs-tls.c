@@ -13,11 +13,9 @@ struct QsTlsCreds {
     gnutls_priority_t prio;
 };
 
-QsTlsCreds *qs_tls_creds_load(const char *dir, GError **error)
+/* The part both loaders share: key pair set by `set_keys`, then priorities. */
+static QsTlsCreds *creds_new(GError **error)
 {
-    g_autofree char *ca = g_build_filename(dir, "ca-cert.pem", NULL);
-    g_autofree char *cert = g_build_filename(dir, "server-cert.pem", NULL);
-    g_autofree char *key = g_build_filename(dir, "server-key.pem", NULL);
     QsTlsCreds *c = g_new0(QsTlsCreds, 1);
     int rc;
 
@@ -27,6 +25,57 @@ QsTlsCreds *qs_tls_creds_load(const char *dir, GError **error)
         g_free(c);
         g_set_error(error, G_IO_ERROR, G_IO_ERROR_FAILED,
                     "TLS credentials: %s", gnutls_strerror(rc));
+        return NULL;
+    }
+    rc = gnutls_priority_init(&c->prio, QS_TLS_PRIORITY, NULL);
+    if (rc < 0) {
+        g_set_error(error, G_IO_ERROR, G_IO_ERROR_FAILED,
+                    "TLS priority: %s", gnutls_strerror(rc));
+        qs_tls_creds_unref(c);
+        return NULL;
+    }
+    return c;
+}
+
+QsTlsCreds *qs_tls_creds_new_from_pem(const guint8 *cert, gsize cert_len,
+                                      const guint8 *key, gsize key_len,
+                                      GError **error)
+{
+    gnutls_datum_t c_d = { (unsigned char *)cert, (unsigned int)cert_len };
+    gnutls_datum_t k_d = { (unsigned char *)key, (unsigned int)key_len };
+    QsTlsCreds *c;
+    int rc;
+
+    if (cert_len == 0 || key_len == 0 || cert_len > QS_TLS_PEM_MAX ||
+        key_len > QS_TLS_PEM_MAX) {
+        g_set_error(error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA,
+                    "certificate and key must each be 1 to %u bytes of PEM",
+                    QS_TLS_PEM_MAX);
+        return NULL;
+    }
+    if (!(c = creds_new(error))) {
+        return NULL;
+    }
+    rc = gnutls_certificate_set_x509_key_mem(c->cred, &c_d, &k_d,
+                                             GNUTLS_X509_FMT_PEM);
+    if (rc < 0) {
+        g_set_error(error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA,
+                    "the certificate / key pair: %s", gnutls_strerror(rc));
+        qs_tls_creds_unref(c);
+        return NULL;
+    }
+    return c;
+}
+
+QsTlsCreds *qs_tls_creds_load(const char *dir, GError **error)
+{
+    g_autofree char *ca = g_build_filename(dir, "ca-cert.pem", NULL);
+    g_autofree char *cert = g_build_filename(dir, "server-cert.pem", NULL);
+    g_autofree char *key = g_build_filename(dir, "server-key.pem", NULL);
+    QsTlsCreds *c = creds_new(error);
+    int rc;
+
+    if (!c) {
         return NULL;
     }
     rc = gnutls_certificate_set_x509_key_file(c->cred, cert, key,
@@ -46,13 +95,6 @@ QsTlsCreds *qs_tls_creds_load(const char *dir, GError **error)
             qs_tls_creds_unref(c);
             return NULL;
         }
-    }
-    rc = gnutls_priority_init(&c->prio, QS_TLS_PRIORITY, NULL);
-    if (rc < 0) {
-        g_set_error(error, G_IO_ERROR, G_IO_ERROR_FAILED,
-                    "TLS priority: %s", gnutls_strerror(rc));
-        qs_tls_creds_unref(c);
-        return NULL;
     }
     return c;
 }

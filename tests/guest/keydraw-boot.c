@@ -88,8 +88,9 @@ static void load_module(const char *name)
     close(fd);
 }
 
-/* /modules/order lists the screen modules, a line "@ready", then the input
- * modules: phase 0 loads up to the marker, phase 1 the rest. */
+/* /modules/order lists the screen modules, a line "@ready", the input
+ * modules, a line "@agent", then the agent's: phase n loads the modules after
+ * the n-th marker line (a line starting with '@'). */
 void kd_load_modules(int phase)
 {
     char line[256];
@@ -102,7 +103,7 @@ void kd_load_modules(int phase)
     }
     while (fgets(line, sizeof(line), f)) {
         line[strcspn(line, "\r\n")] = '\0';
-        if (strcmp(line, "@ready") == 0)
+        if (line[0] == '@')
             at++;
         else if (line[0] != '\0' && line[0] != '#' && at == phase)
             load_module(line);

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* Finds the DRM card, sets 1280x800 on a dumb buffer and flushes damage. */
+/* Finds the DRM card, sets 1280x800 on a dumb buffer, flushes damage, follows the preferred mode. */
 #define _GNU_SOURCE
 #include "keydraw.h"
 
@@ -10,13 +10,24 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
+
+#include <linux/netlink.h>
 
 #include <drm.h>
 #include <drm_mode.h>
 
 #define MAX_IDS 16
+/* keydraw-draw.c's screen background, for the margin beyond 1280x800. */
+#define MARGIN_BG 0x1d2330u
+/* Largest mode followed: a bigger dumb buffer would not fit the guest. */
+#define FOLLOW_MAX_PIXELS (3840u * 2160u)
+#define FOLLOW_POLL_NS (2000LL * 1000 * 1000)
+
+/* What the screen runs on, kept for re-creating it. */
+static uint32_t out_conn, out_crtc, cur_handle;
 
 static int xioctl(int fd, unsigned long req, void *arg)
 {
@@ -146,58 +157,91 @@ static bool find_output(int fd, uint32_t *conn_id, uint32_t *crtc_id,
     return false;
 }
 
+/* A mapped dumb buffer with its framebuffer; false (errno set) on failure. */
+struct buffer {
+    uint32_t handle, fb_id, stride;
+    uint32_t *pixels;
+    size_t size;
+};
+
+static bool make_buffer(int fd, uint32_t w, uint32_t h, struct buffer *b)
+{
+    struct drm_mode_create_dumb dumb = { .width = w, .height = h, .bpp = 32 };
+    struct drm_mode_fb_cmd addfb = { .width = w, .height = h, .bpp = 32, .depth = 24 };
+    struct drm_mode_map_dumb map = { 0 };
+    struct drm_mode_destroy_dumb destroy = { 0 };
+    void *p;
+    int err;
+
+    if (xioctl(fd, DRM_IOCTL_MODE_CREATE_DUMB, &dumb) < 0)
+        return false;
+    addfb.pitch = dumb.pitch;
+    addfb.handle = dumb.handle;
+    map.handle = dumb.handle;
+    if (xioctl(fd, DRM_IOCTL_MODE_ADDFB, &addfb) < 0)
+        goto fail;
+    if (xioctl(fd, DRM_IOCTL_MODE_MAP_DUMB, &map) < 0)
+        goto fail_fb;
+    p = mmap(NULL, dumb.size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, (off_t)map.offset);
+    if (p == MAP_FAILED)
+        goto fail_fb;
+    *b = (struct buffer){ dumb.handle, addfb.fb_id, dumb.pitch / 4, p, dumb.size };
+    return true;
+
+fail_fb:
+    err = errno;
+    xioctl(fd, DRM_IOCTL_MODE_RMFB, &addfb.fb_id);
+    errno = err;
+fail:
+    err = errno;
+    destroy.handle = dumb.handle;
+    xioctl(fd, DRM_IOCTL_MODE_DESTROY_DUMB, &destroy);
+    errno = err;
+    return false;
+}
+
+static int set_crtc(struct kd_fb *fb, const struct drm_mode_modeinfo *mode)
+{
+    struct drm_mode_crtc crtc = {
+        .crtc_id = out_crtc,
+        .fb_id = fb->fb_id,
+        .set_connectors_ptr = (uintptr_t)&out_conn,
+        .count_connectors = 1,
+        .mode = *mode,
+        .mode_valid = 1,
+    };
+
+    return xioctl(fb->fd, DRM_IOCTL_MODE_SETCRTC, &crtc);
+}
+
 void kd_drm_open(struct kd_fb *fb)
 {
     char driver[64] = "";
     struct drm_mode_modeinfo mode;
-    struct drm_mode_create_dumb dumb = { .width = KD_W, .height = KD_H, .bpp = 32 };
-    struct drm_mode_fb_cmd addfb = { 0 };
-    struct drm_mode_map_dumb map = { 0 };
-    struct drm_mode_crtc crtc = { 0 };
-    uint32_t conn_id = 0, crtc_id = 0;
-    void *p;
+    struct buffer b;
 
     fb->fd = open_card(driver, sizeof(driver));
     if (fb->fd < 0)
         kd_fail("reason=no-drm-card");
     fb->dev = strcmp(driver, "virtio_gpu") == 0 ? "virtio-gpu" : "bochs";
 
-    if (!find_output(fb->fd, &conn_id, &crtc_id, &mode))
+    if (!find_output(fb->fd, &out_conn, &out_crtc, &mode))
         kd_fail("reason=no-connected-output dev=%s", fb->dev);
+    if (!make_buffer(fb->fd, KD_W, KD_H, &b))
+        kd_fail("reason=dumb-buffer errno=%d", errno);
 
-    if (xioctl(fb->fd, DRM_IOCTL_MODE_CREATE_DUMB, &dumb) < 0)
-        kd_fail("reason=create-dumb errno=%d", errno);
-    addfb.width = KD_W;
-    addfb.height = KD_H;
-    addfb.bpp = 32;
-    addfb.depth = 24;
-    addfb.pitch = dumb.pitch;
-    addfb.handle = dumb.handle;
-    if (xioctl(fb->fd, DRM_IOCTL_MODE_ADDFB, &addfb) < 0)
-        kd_fail("reason=addfb errno=%d", errno);
-    map.handle = dumb.handle;
-    if (xioctl(fb->fd, DRM_IOCTL_MODE_MAP_DUMB, &map) < 0)
-        kd_fail("reason=map-dumb errno=%d", errno);
-    p = mmap(NULL, dumb.size, PROT_READ | PROT_WRITE, MAP_SHARED, fb->fd,
-             (off_t)map.offset);
-    if (p == MAP_FAILED)
-        kd_fail("reason=mmap errno=%d", errno);
-
-    fb->pixels = p;
-    fb->map_size = dumb.size;
-    fb->stride = dumb.pitch / 4;
-    fb->fb_id = addfb.fb_id;
+    cur_handle = b.handle;
+    fb->pixels = b.pixels;
+    fb->map_size = b.size;
+    fb->stride = b.stride;
+    fb->fb_id = b.fb_id;
+    fb->w = KD_W;
+    fb->h = KD_H;
 
     /* Draw before showing so the first scanout is already the full picture. */
     kd_draw_background(fb);
 
-    crtc.crtc_id = crtc_id;
-    crtc.fb_id = fb->fb_id;
-    crtc.set_connectors_ptr = (uintptr_t)&conn_id;
-    crtc.count_connectors = 1;
-    crtc.mode = mode;
-    crtc.mode_valid = 1;
-    if (xioctl(fb->fd, DRM_IOCTL_MODE_SETCRTC, &crtc) < 0)
+    if (set_crtc(fb, &mode) < 0)
         kd_fail("reason=setcrtc errno=%d dev=%s", errno, fb->dev);
 
     kd_drm_flush(fb, &(struct kd_rect){ 0, 0, KD_W, KD_H });
@@ -213,7 +257,7 @@ void kd_drm_flush(struct kd_fb *fb, const struct kd_rect *damage)
     if (fb->dirty_broken)
         return;
     if (fb->full_flush) {
-        clip = (struct drm_clip_rect){ 0, 0, KD_W, KD_H };
+        clip = (struct drm_clip_rect){ 0, 0, (unsigned short)fb->w, (unsigned short)fb->h };
     } else {
         clip.x1 = (unsigned short)damage->x;
         clip.y1 = (unsigned short)damage->y;
@@ -234,4 +278,162 @@ void kd_drm_flush(struct kd_fb *fb, const struct kd_rect *damage)
             kd_say("WARN dirtyfb errno=%d", errno);
         }
     }
+}
+
+/* ---- keydraw.resize=1 ------------------------------------------------------ */
+
+static int uevent_fd = -1;
+static uint32_t pref_w, pref_h;         /* the preferred mode last seen */
+static long long next_poll;
+
+static long long mono_ns(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+/* The connector's preferred mode, probed afresh (we are DRM master, so a
+ * GETCONNECTOR without modes re-reads the host's display info). */
+static bool preferred_mode(int fd, struct drm_mode_modeinfo *out)
+{
+    struct drm_mode_get_connector c = { .connector_id = out_conn };
+    struct drm_mode_modeinfo *modes;
+    bool found = false;
+
+    if (xioctl(fd, DRM_IOCTL_MODE_GETCONNECTOR, &c) < 0 || c.count_modes == 0)
+        return false;
+    modes = calloc(c.count_modes, sizeof(*modes));
+    if (!modes)
+        return false;
+    c.modes_ptr = (uintptr_t)modes;
+    c.count_encoders = 0;
+    c.count_props = 0;
+    if (xioctl(fd, DRM_IOCTL_MODE_GETCONNECTOR, &c) == 0) {
+        for (unsigned i = 0; i < c.count_modes && !found; i++) {
+            if (modes[i].type & DRM_MODE_TYPE_PREFERRED) {
+                *out = modes[i];
+                found = true;
+            }
+        }
+    }
+    free(modes);
+    return found;
+}
+
+void kd_drm_follow_start(struct kd_fb *fb)
+{
+    struct sockaddr_nl addr = { .nl_family = AF_NETLINK, .nl_groups = 1 };
+    struct drm_mode_modeinfo m;
+
+    /* Only changes count: the mode the host preferred at boot stays 1280x800. */
+    if (preferred_mode(fb->fd, &m)) {
+        pref_w = m.hdisplay;
+        pref_h = m.vdisplay;
+    }
+    uevent_fd = socket(AF_NETLINK, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC,
+                       NETLINK_KOBJECT_UEVENT);
+    if (uevent_fd >= 0 && bind(uevent_fd, (struct sockaddr *)&addr, sizeof(addr)) < 0) {
+        close(uevent_fd);
+        uevent_fd = -1;
+    }
+    next_poll = mono_ns() + FOLLOW_POLL_NS;
+    kd_say("NOTE resize=follow preferred=%ux%u uevents=%s", pref_w, pref_h,
+           uevent_fd >= 0 ? "yes" : "no");
+}
+
+/* A DRM hotplug uevent came (virtio-gpu sends one after new display info). */
+static bool hotplug_seen(void)
+{
+    char buf[2048];
+    bool seen = false;
+    ssize_t n;
+
+    while (uevent_fd >= 0 && (n = recv(uevent_fd, buf, sizeof(buf) - 1, 0)) > 0) {
+        buf[n] = '\0';
+        for (char *p = buf; p < buf + n; p += strlen(p) + 1)
+            seen |= strcmp(p, "HOTPLUG=1") == 0;
+    }
+    return seen;
+}
+
+static void free_buffer(int fd, struct buffer *b)
+{
+    struct drm_mode_destroy_dumb destroy = { .handle = b->handle };
+
+    xioctl(fd, DRM_IOCTL_MODE_RMFB, &b->fb_id);
+    munmap(b->pixels, b->size);
+    xioctl(fd, DRM_IOCTL_MODE_DESTROY_DUMB, &destroy);
+}
+
+/* The old picture goes to the new buffer: the 1280x800 canvas at the top
+ * left (key box colour, activity state and all), the margin plain. */
+static void switch_to(struct kd_fb *fb, const struct drm_mode_modeinfo *m)
+{
+    uint32_t bw = m->hdisplay > KD_W ? m->hdisplay : KD_W;
+    uint32_t bh = m->vdisplay > KD_H ? m->vdisplay : KD_H;
+    struct buffer b, prev;
+    int prev_w, prev_h, err = 0;
+
+    if ((uint64_t)bw * bh > FOLLOW_MAX_PIXELS) {
+        kd_say("WARN mode %ux%u too big to follow", m->hdisplay, m->vdisplay);
+        return;
+    }
+    if (!make_buffer(fb->fd, bw, bh, &b)) {
+        kd_say("WARN resize dumb-buffer %ux%u errno=%d", bw, bh, errno);
+        return;
+    }
+    for (uint32_t y = 0; y < bh; y++) {
+        for (uint32_t x = 0; x < bw; x++)
+            b.pixels[(size_t)y * b.stride + x] = MARGIN_BG;
+    }
+    pthread_mutex_lock(&fb->lock);
+    for (uint32_t y = 0; y < KD_H; y++)
+        memcpy(b.pixels + (size_t)y * b.stride, fb->pixels + (size_t)y * fb->stride,
+               KD_W * sizeof(uint32_t));
+    prev = (struct buffer){ cur_handle, fb->fb_id, fb->stride, fb->pixels, fb->map_size };
+    prev_w = fb->w;
+    prev_h = fb->h;
+    fb->pixels = b.pixels;
+    fb->map_size = b.size;
+    fb->stride = b.stride;
+    fb->fb_id = b.fb_id;
+    fb->w = m->hdisplay;
+    fb->h = m->vdisplay;
+    if (set_crtc(fb, m) < 0) {
+        err = errno;
+        fb->pixels = prev.pixels;
+        fb->map_size = prev.size;
+        fb->stride = prev.stride;
+        fb->fb_id = prev.fb_id;
+        fb->w = prev_w;
+        fb->h = prev_h;
+    }
+    pthread_mutex_unlock(&fb->lock);
+    if (err) {
+        free_buffer(fb->fd, &b);
+        kd_say("WARN resize setcrtc %ux%u errno=%d", m->hdisplay, m->vdisplay, err);
+        return;
+    }
+    free_buffer(fb->fd, &prev);
+    cur_handle = b.handle;
+    kd_drm_flush(fb, &(struct kd_rect){ 0, 0, fb->w, fb->h });
+    kd_say("MODE %ux%u dev=%s", m->hdisplay, m->vdisplay, fb->dev);
+}
+
+void kd_drm_follow(struct kd_fb *fb)
+{
+    struct drm_mode_modeinfo m;
+    long long now = mono_ns();
+
+    if (!hotplug_seen() && now < next_poll)
+        return;
+    next_poll = now + FOLLOW_POLL_NS;
+    if (!preferred_mode(fb->fd, &m) || (m.hdisplay == pref_w && m.vdisplay == pref_h))
+        return;
+    pref_w = m.hdisplay;
+    pref_h = m.vdisplay;
+    if (m.hdisplay != fb->w || m.vdisplay != fb->h)
+        switch_to(fb, &m);
 }

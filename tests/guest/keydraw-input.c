@@ -128,16 +128,25 @@ static void handle(struct dev *v, const struct input_event *ev)
             v->pending_button = ev->code;
         } else {
             presses++;
+            pthread_mutex_lock(&screen->lock);
             kd_draw_keybox(screen, presses);
             kd_drm_flush(screen, &(struct kd_rect){ KD_KEYBOX_X, KD_KEYBOX_Y,
                                                     KD_KEYBOX_SIZE, KD_KEYBOX_SIZE });
+            pthread_mutex_unlock(&screen->lock);
             kd_say("KEY code=%u color=%06x", ev->code, kd_keybox_color(presses));
         }
         break;
     case EV_SYN:
         if (ev->code == SYN_REPORT && v->pending_button) {
-            kd_say("CLICK x=%d y=%d button=%d", scale(&v->x, KD_W),
-                   scale(&v->y, KD_H), v->pending_button);
+            int w, h;
+
+            /* The tablet spans the mode shown (it changes with keydraw.resize=1). */
+            pthread_mutex_lock(&screen->lock);
+            w = screen->w;
+            h = screen->h;
+            pthread_mutex_unlock(&screen->lock);
+            kd_say("CLICK x=%d y=%d button=%d", scale(&v->x, w),
+                   scale(&v->y, h), v->pending_button);
             v->pending_button = 0;
         }
         break;

@@ -62,7 +62,7 @@ static long long now_ns(void)
 
 /* Absolute deadlines keep the rate exact; a frame that overruns skips the
  * missed deadlines instead of bursting to catch up. */
-static void run(struct kd_fb *fb, enum kd_mode mode, int fps)
+static void run(struct kd_fb *fb, enum kd_mode mode, int fps, bool resize)
 {
     long long period = NSEC / fps;
     long long next = now_ns() + period;
@@ -78,6 +78,8 @@ static void run(struct kd_fb *fb, enum kd_mode mode, int fps)
         while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &dl, NULL) == EINTR)
             ;
         woke = now_ns();
+        if (resize)
+            kd_drm_follow(fb);
         if (kd_activity_frame(fb, mode, frame + 1, &damage)) {
             frame++;
             kd_drm_flush(fb, &damage);
@@ -117,11 +119,12 @@ static double uptime(void)
 
 int main(void)
 {
-    struct kd_fb fb = { .fd = -1 };
+    struct kd_fb fb = { .fd = -1, .lock = PTHREAD_MUTEX_INITIALIZER };
     double t_init = uptime();
     enum kd_mode mode;
     char buf[16];
     int fps;
+    bool resize;
 
     kd_boot();
     double t_modules = uptime();
@@ -129,11 +132,14 @@ int main(void)
     fps = parse_fps();
     fb.full_flush = kd_cmdline_get("keydraw.flush", buf, sizeof(buf)) &&
                     strcmp(buf, "full") == 0;
+    resize = kd_cmdline_get("keydraw.resize", buf, sizeof(buf)) && strcmp(buf, "1") == 0;
 
     kd_drm_open(&fb);
     kd_activity_init(&fb, mode);
     kd_drm_flush(&fb, &(struct kd_rect){ KD_ACT_X, KD_ACT_Y, KD_ACT_W, KD_ACT_H });
     kd_input_start(&fb);
+    if (resize)
+        kd_drm_follow_start(&fb);
 
     kd_say("NOTE uptime init=%.2f modules=%.2f ready=%.2f", t_init, t_modules, uptime());
     kd_say("READY dev=%s w=%d h=%d mode=%s flush=%s keybox=%d,%d,%d,%d "
@@ -141,6 +147,9 @@ int main(void)
            fb.dev, KD_W, KD_H, mode_names[mode], fb.full_flush ? "full" : "damage",
            KD_KEYBOX_X, KD_KEYBOX_Y, KD_KEYBOX_SIZE, KD_KEYBOX_SIZE,
            KD_ACT_X, KD_ACT_Y, KD_ACT_W, KD_ACT_H);
-    run(&fb, mode, fps);
+    if (kd_cmdline_get("keydraw.agent", buf, sizeof(buf)) && strcmp(buf, "1") == 0)
+        kd_agent_start();
+    kd_beep_start();
+    run(&fb, mode, fps, resize);
     return 0;
 }

@@ -3,11 +3,14 @@
 #ifndef KEYDRAW_H
 #define KEYDRAW_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
-/* The whole picture is fixed so that tests can check pixels blindly. */
+/* The whole picture is fixed so that tests can check pixels blindly. With
+ * keydraw.resize=1 the screen follows the host's preferred mode: the
+ * 1280x800 picture stays at the top left, cropped or with a plain margin. */
 #define KD_W 1280
 #define KD_H 800
 #define KD_KEYBOX_X 64
@@ -37,12 +40,14 @@ struct kd_fb {
     int fd;
     uint32_t *pixels;    /* mapped dumb buffer, XRGB8888 */
     size_t map_size;
-    uint32_t stride;     /* in pixels */
+    uint32_t stride;     /* in pixels; the buffer is at least KD_W x KD_H */
+    int w, h;            /* the mode shown */
     uint32_t fb_id;
     bool full_flush;     /* keydraw.flush=full */
     bool dirty_broken;   /* DIRTYFB unsupported: nothing to flush */
     int dirty_warnings;
     const char *dev;     /* "virtio-gpu" or "bochs" */
+    pthread_mutex_t lock; /* the input thread draws while a resize swaps buffers */
 };
 
 /* keydraw-boot.c: PID 1 chores and the serial console. */
@@ -55,6 +60,10 @@ const char *kd_cmdline_get(const char *key, char *buf, size_t len);
 /* keydraw-drm.c: mode setting and flushing. */
 void kd_drm_open(struct kd_fb *fb);
 void kd_drm_flush(struct kd_fb *fb, const struct kd_rect *damage);
+/* keydraw.resize=1: watch for the connector's preferred mode to change
+ * (uevents, and a slow poll), then call kd_drm_follow every frame. */
+void kd_drm_follow_start(struct kd_fb *fb);
+void kd_drm_follow(struct kd_fb *fb);
 
 /* keydraw-draw.c: everything that puts pixels into the framebuffer. */
 void kd_draw_background(struct kd_fb *fb);
@@ -66,5 +75,11 @@ bool kd_activity_frame(struct kd_fb *fb, enum kd_mode mode, uint64_t frame,
 
 /* keydraw-input.c: the evdev reader thread. */
 void kd_input_start(struct kd_fb *fb);
+
+/* keydraw-agent.c: the clipboard vdagent thread (keydraw.agent=1). */
+void kd_agent_start(void);
+
+/* keydraw-beep.c: keydraw.beep=HZ, a PC-speaker tone (2 s on, 1 s off). */
+void kd_beep_start(void);
 
 #endif

@@ -45,9 +45,6 @@ class Helper:
             argv += ["--listen", "127.0.0.1:0", "--disable-ticketing"]
         if control:
             argv += ["--test-control", self.control]
-            if not any(str(a).startswith("--confine") for a in args):
-                # `dump PATH` writes a file, which a confined helper cannot.
-                argv += ["--confine=none"]
         self.stderr_path = os.path.join(self.dir, "stderr")
         self._stderr = open(self.stderr_path, "w+b")
         self.proc = subprocess.Popen(argv, pass_fds=list(pass_fds),
@@ -115,8 +112,9 @@ class Helper:
                     return int(line.split()[1])
         raise AssertionError("no VmRSS for the helper")
 
-    def ctl(self, command, timeout=10):
-        """One control command; returns the reply line without 'ok '."""
+    def ctl(self, command, timeout=10, payload=None):
+        """One control command; returns the reply line without 'ok '.
+        With `payload` (a list), the bytes that follow the line go there."""
         deadline = time.monotonic() + timeout
         while True:
             try:
@@ -135,11 +133,22 @@ class Helper:
         with s:
             s.sendall(command.encode() + b"\n")
             reply = b""
-            while not reply.endswith(b"\n"):
+            while b"\n" not in reply:
                 chunk = s.recv(1 << 16)
                 if not chunk:
                     break
                 reply += chunk
+            reply, _, rest = reply.partition(b"\n")
+            m = re.search(rb" bytes=(\d+)$", reply)
+            if m and payload is not None:
+                want = int(m.group(1))
+                while len(rest) < want:
+                    chunk = s.recv(1 << 20)
+                    if not chunk:
+                        raise AssertionError(f"control payload cut at {len(rest)} "
+                                             f"of {want} bytes")
+                    rest += chunk
+                payload.append(rest[:want])
         reply = reply.decode().strip()
         if not reply.startswith("ok"):
             raise AssertionError(f"control '{command}': {reply}")
@@ -176,10 +185,9 @@ class Helper:
 
     def dump(self):
         """(width, height, RGB bytes) of the helper's screen copy."""
-        path = os.path.join(self.dir, "dump.ppm")
-        self.ctl(f"dump {path}")
-        with open(path, "rb") as f:
-            return parse_ppm(f.read())
+        data = []
+        self.ctl("dump", payload=data)
+        return parse_ppm(data[0])
 
     def heat(self):
         """(set of hot block indices, blocks_x) now."""

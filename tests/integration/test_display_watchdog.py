@@ -64,3 +64,31 @@ def test_no_watchdog_growth_visible(qemu_factory, guest, display_helper):
             f"qemu RSS grew only {qgrow // 1024} MiB and the helper's " \
             f"{hgrow // 1024} MiB without the watchdog: the bounded-growth test " \
             "above could not fail"
+
+
+def test_watchdog_wakes_on_arrival(qemu_factory, guest, display_helper):
+    """While qemu sends nothing the watchdog sleeps (its next check is at the
+    next message's arrival, or 1 s later): a listener that stalls while the
+    guest is idle must still be dropped within the stall rule's 300 ms plus
+    a check or two once qemu sends, as with the 100 ms polling, not after
+    the 1 s idle period."""
+    q = qemu_factory(flavour="host", vga="virtio", mode="idle")
+    q.wait_ready()
+    with Helper.p2p(display_helper, q) as h:
+        h.wait_frames(1)
+        h.wait_quiet()
+        time.sleep(1.5)                 # the watchdog went quiet
+        h.ctl("stall 3")
+        time.sleep(0.2)
+        t0 = time.monotonic()
+        for key in "asdf":              # each press redraws the key box
+            q.send_key(key)
+        while h.stats()["watchdog_resets"] == 0 and time.monotonic() - t0 < 5:
+            time.sleep(0.02)
+        took = time.monotonic() - t0
+        assert h.stats()["watchdog_resets"] >= 1, \
+            f"stalled listener not dropped in 5 s: {h.stderr()[-1500:]}"
+        assert took < 0.9, f"stalled listener dropped only after {took:.2f} s"
+        q.stop()
+        h.wait_quiet()
+        assert_exact(h, q)

@@ -4,15 +4,19 @@ connects to the port the launcher reports, with the ticket it made, and gets
 the guest's picture. Needs the helper to serve SPICE on inherited listening
 sockets (--listen-fd, --ticket-fd)."""
 
+import json
 import os
 import re
+import signal
 import subprocess
+import threading
 import time
 
 from PIL import Image
 
 from harness.qemu import parse_ppm
-from test_launcher_libvirt import LauncherEnv, make_tls_dir, start_domain
+from test_launcher_libvirt import (LauncherEnv, make_tls_dir, metadata, pid_alive, start_domain,
+                                  wait_for)
 
 
 def client_ticket(env, name):
@@ -39,6 +43,21 @@ def run_client(test_client, *args, timeout=60):
     return subprocess.run([str(test_client), "--timeout", "30", *map(str, args)],
                           stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                           stdin=subprocess.DEVNULL, text=True, timeout=timeout)
+
+
+def wait_log(env, name, needle, timeout=15):
+    deadline = time.monotonic() + timeout
+    while needle not in env.log(name):
+        if time.monotonic() > deadline:
+            raise AssertionError(f"no '{needle}' in the log within {timeout}s:\n"
+                                 + env.log(name)[-2000:])
+        time.sleep(0.1)
+
+
+def start_client(test_client, *args):
+    return subprocess.Popen([str(test_client), "--timeout", "30", *map(str, args)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            stdin=subprocess.DEVNULL, text=True)
 
 
 def check_exact_picture(libvirtd, env, name, port, test_client):
@@ -102,6 +121,7 @@ def test_real_helper_tls(libvirtd, guest, paths, helper_binary, test_client):
                        listen__secure_channels="all")
         name = start_domain(libvirtd, "qs-test-launch-spicetls", guest, env.dir,
                             persistent=False)
+        (env.dir / "tls-old-ca.pem").write_bytes((tls / "ca-cert.pem").read_bytes())
         res = env.run("attach", name, "--no-supervise")
         assert res.returncode == 0, res.stderr
         st = env.state(name)
@@ -109,6 +129,23 @@ def test_real_helper_tls(libvirtd, guest, paths, helper_binary, test_client):
                          tls / "ca-cert.pem", "--host", "127.0.0.1", "--ticket-file",
                          client_ticket(env, name), "info")
         assert res.returncode == 0, (res.returncode, res.stderr[-2000:], env.log(name)[-2000:])
+
+        # New certificates (another CA) reach the confined helper through
+        # its control socket on the launcher's SIGHUP; new links use them.
+        fresh = make_tls_dir(env.dir / "tls-new")
+        for f in ("ca-cert.pem", "server-cert.pem", "server-key.pem"):
+            (tls / f).write_bytes((fresh / f).read_bytes())
+        os.kill(st["monitor_pid"], signal.SIGHUP)
+        wait_log(env, name, "certificates reloaded")
+        assert "TLS certificates replaced" in env.log(name)
+        res = run_client(test_client, "--tls-port", st["tls_port"], "--ca-file",
+                         fresh / "ca-cert.pem", "--host", "127.0.0.1", "--ticket-file",
+                         client_ticket(env, name), "info")
+        assert res.returncode == 0, (res.returncode, res.stderr[-2000:], env.log(name)[-2000:])
+        res = run_client(test_client, "--tls-port", st["tls_port"], "--ca-file",
+                         env.dir / "tls-old-ca.pem", "--host", "127.0.0.1",
+                         "--ticket-file", client_ticket(env, name), "info")
+        assert res.returncode == 6, (res.returncode, res.stderr[-2000:])
         env.run("detach", name, check=True)
     finally:
         env.cleanup()
@@ -135,5 +172,134 @@ def test_real_helper_bus_mode(libvirtd, guest, paths, helper_binary, test_client
         assert {int(u) for u in uids} == {owner}, (uids, owner)
         env.run("detach", name, check=True)
         assert env.run_files() == [] and env.helper_pids() == []
+    finally:
+        env.cleanup()
+
+
+def client_count(env, name):
+    st = json.loads(env.run("status", name, "--json", check=True).stdout)
+    return len(st["clients"]), st
+
+
+def wait_clients(env, name, n, timeout=20):
+    """Until status lists n clients, each with its display channel linked
+    (the main channel links first; a slow build shows it alone for a while)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        count, st = client_count(env, name)
+        if count == n and all("display" in c["channels"] for c in st["clients"]):
+            return st
+        if time.monotonic() > deadline:
+            raise AssertionError(f"status shows {count} clients, not {n}: {st}")
+        time.sleep(0.2)
+
+
+def test_real_helper_control(libvirtd, guest, paths, helper_binary, test_client):
+    """set-ticket through the helper's control socket keeps the connected
+    viewer (or drops it with --disconnect); status lists the client; a
+    control peer hears Leaving when the helper goes."""
+    from gi.repository import Gio, GLib
+
+    env = LauncherEnv(paths, helper=helper_binary)
+    try:
+        name = start_domain(libvirtd, "qs-test-launch-ctl", guest, env.dir,
+                            persistent=False)
+        env.run("attach", name, "--no-supervise", check=True)
+        st = env.state(name)
+        port = st["port"]
+        wait_guest_ready(env, name)
+        old = env.dir / "old-ticket"
+        old.write_text(client_ticket(env, name).read_text())
+        old.chmod(0o600)
+
+        viewer = start_client(test_client, "--port", port, "--ticket-file", old,
+                              "sleep", "6000", "info")
+        status = wait_clients(env, name, 1)
+        c = status["clients"][0]
+        assert c["address"].startswith("127.0.0.1:") and c["tls"] is False, c
+        assert {"main", "display"} <= set(c["channels"]), c
+        assert abs(c["since"] - time.time()) < 60, c
+        text = env.run("status", name, check=True).stdout
+        assert f"clients: {c['address']} (" in text, text
+
+        expiry = int(time.time()) + 600
+        res = env.run("set-ticket", name, "--expires", f"@{expiry}", check=True)
+        assert "the connected viewer was kept" in res.stdout, res.stdout
+        assert f'ticket-expiry="{expiry}"' in metadata(libvirtd, name)
+        assert env.state(name)["helper_pid"] == st["helper_pid"]
+        new = client_ticket(env, name)
+        assert new.read_text() != old.read_text()
+        res = run_client(test_client, "--port", port, "--ticket-file", old, "info")
+        assert res.returncode == 5, (res.returncode, res.stderr[-1000:])
+        # the viewer linked with the old ticket stays to the end of its sleep
+        out, err = viewer.communicate(timeout=40)
+        assert viewer.returncode == 0, (viewer.returncode, err[-2000:])
+        assert json.loads(out.strip().splitlines()[-1])["surface"], out
+        # (a new session replaces the current one: one client at a time)
+        res = run_client(test_client, "--port", port, "--ticket-file", new, "info")
+        assert res.returncode == 0, (res.returncode, res.stderr[-1000:])
+
+        viewer = start_client(test_client, "--port", port, "--ticket-file", new,
+                              "sleep", "20000")
+        wait_clients(env, name, 1)
+        res = env.run("set-ticket", name, "--disconnect", check=True)
+        assert "disconnected" in res.stdout, res.stdout
+        viewer.wait(timeout=10)
+        assert viewer.returncode == 7, viewer.returncode
+        wait_clients(env, name, 0)
+
+        # Any root peer may call it; the helper says why it leaves.
+        ctl = env.run_dir / f"{name}.ctl"
+        conn = Gio.DBusConnection.new_for_address_sync(
+            f"unix:path={ctl}", Gio.DBusConnectionFlags.AUTHENTICATION_CLIENT,
+            None, None)
+        reply = conn.call_sync(None, "/org/qemuspice/Helper1", "org.qemuspice.Helper1",
+                               "GetStatus", None, GLib.VariantType("(a{sv})"),
+                               Gio.DBusCallFlags.NONE, 5000, None).unpack()[0]
+        assert reply["pid"] == st["helper_pid"] and reply["clients"] == []
+        heard = []
+        conn.signal_subscribe(None, "org.qemuspice.Helper1", "Leaving",
+                              "/org/qemuspice/Helper1", None,
+                              Gio.DBusSignalFlags.NONE,
+                              lambda *a: heard.append(a[5].unpack()[0]))
+        env.run("detach", name, check=True)
+        ctx = GLib.MainContext.default()
+        deadline = time.monotonic() + 5
+        while not heard and time.monotonic() < deadline:
+            ctx.iteration(False) or time.sleep(0.02)
+        assert heard == ["signal received"], heard
+    finally:
+        env.cleanup()
+
+
+def test_real_helper_killed_and_restarted(libvirtd, guest, paths, helper_binary, test_client):
+    """Issue I, point 3: the helper SIGKILLed during a session. The client
+    sees its channels close; the launcher's supervisor starts a new helper on
+    the same listening socket with the same ticket and updates the reported
+    console; the client, connecting again, gets qemu's exact picture."""
+    env = LauncherEnv(paths, helper=helper_binary)
+    try:
+        name = start_domain(libvirtd, "qs-test-launch-kill", guest, env.dir,
+                            persistent=False)
+        env.run("attach", name, "--supervise", check=True)
+        st = env.state(name)
+        old, port = st["helper_pid"], st["port"]
+        wait_guest_ready(env, name)
+        ticket = client_ticket(env, name)
+        viewer = start_client(test_client, "--port", port, "--ticket-file", ticket,
+                              "info", "sleep", "60000")
+        wait_clients(env, name, 1)
+        os.kill(old, signal.SIGKILL)
+        out, err = viewer.communicate(timeout=40)
+        assert viewer.returncode != 0, "the client did not see the helper go"
+        new = wait_for(lambda: (s := env.state(name)) and s["helper_pid"] != old
+                       and s.get("restarts") == 1 and s, 20, "the restarted helper")
+        assert pid_alive(new["helper_pid"]) and new["port"] == port, new
+        meta = metadata(libvirtd, name)
+        assert f'pid="{new["helper_pid"]}"' in meta and 'restarts="1"' in meta, meta
+        # the same ticket still opens the console (the supervisor hands it on)
+        assert client_ticket(env, name).read_text() == ticket.read_text()
+        check_exact_picture(libvirtd, env, name, port, test_client)
+        env.run("detach", name, check=True)
     finally:
         env.cleanup()

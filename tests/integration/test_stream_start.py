@@ -109,8 +109,9 @@ def test_stream_starts_soon(qemu_factory, guest, paths, helper_binary, test_clie
           f"ends {rel(out['stream_destroy_us'])}, activity onsets {rel(out['rect_onset_us'])}, "
           f"pause {round((stop_us - cont_us) / 1000)}")
     # The pause must have ended the stream, or the resume times nothing.
-    # (spice-gtk's late-frame count on the shaped link is in the summary
-    # printed above; test_stream_busy.py asserts it on the unshaped one.)
+    # (spice-gtk's late-frame counts are in the summary printed above;
+    # test_stream_late.py asserts them on the shaped link, from the first
+    # frame of a session on, and test_stream_busy.py on the unshaped one.)
     assert any(stop_us < t < cont_us for t in out["stream_destroy_us"]), \
         f"the stream did not end while the VM was paused: {out}"
     after = [t for t in creates if t > cont_us]

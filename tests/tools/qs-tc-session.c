@@ -270,7 +270,7 @@ static void on_channel_new(SpiceSession *session, SpiceChannel *channel, gpointe
         g_signal_connect(channel, "notify::mouse-mode", G_CALLBACK(on_mouse_mode), tc);
         return;                 /* the session connects main itself */
     }
-    if (type == SPICE_CHANNEL_DISPLAY && id == 0) {
+    if (type == SPICE_CHANNEL_DISPLAY && id == tc->display_id) {
         tc->display = channel;
         g_signal_connect(channel, "display-primary-create", G_CALLBACK(on_primary_create), tc);
         g_signal_connect(channel, "display-primary-destroy", G_CALLBACK(on_primary_destroy), tc);

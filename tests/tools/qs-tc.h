@@ -38,10 +38,11 @@ struct QsTc {
     int timeout_s;
     gboolean verbose;
     gboolean want_audio;
+    int display_id;            /* the display channel "display 0" below stands for */
 
     SpiceSession *session;
     SpiceMainChannel *main;
-    SpiceChannel *display;     /* display channel 0 */
+    SpiceChannel *display;     /* display channel display_id (default 0) */
     SpiceInputsChannel *inputs;
     GPtrArray *channels;       /* QsTcChannel*, every channel we connected */
     guint live_channels;       /* channel-new minus channel-destroy */

@@ -39,6 +39,7 @@ typedef struct {
     int sample_timeout_ms;
     char *scancode;
     double seconds;
+    int display_id;
     gboolean audio;
     gboolean verbose;
 } Options;
@@ -271,6 +272,8 @@ int main(int argc, char **argv)
         { "sample-timeout", 0, 0, G_OPTION_ARG_INT, &o.sample_timeout_ms, "keylat: give up on a sample after MS (default 2000)", "MS" },
         { "scancode", 0, 0, G_OPTION_ARG_STRING, &o.scancode, "keylat: AT set-1 scancode (default 0x1e)", "C" },
         { "seconds", 0, 0, G_OPTION_ARG_DOUBLE, &o.seconds, "watch: window length (default 5)", "S" },
+        { "display", 0, 0, G_OPTION_ARG_INT, &o.display_id,
+          "Display channel id whose surface ready, info, screenshot, watch, ... use (default 0)", "ID" },
         { "audio", 0, 0, G_OPTION_ARG_NONE, &o.audio, "Also open playback/record channels", NULL },
         { "no-audio", 0, G_OPTION_FLAG_REVERSE, G_OPTION_ARG_NONE, &o.audio, "Do not open audio channels (default)", NULL },
         { "verbose", 'v', 0, G_OPTION_ARG_NONE, &o.verbose, "Log channel events and spice-gtk debug output", NULL },
@@ -292,7 +295,7 @@ int main(int argc, char **argv)
         return usage("%s", "--port or --tls-port is required");
     if (o.timeout_s < 1 || o.timeout_s > 3600 || o.settle_ms < 0 || o.count < 1 ||
         o.count > 100000 || o.interval_ms < 0 || o.sample_timeout_ms < 1 ||
-        !(o.seconds > 0 && o.seconds <= 86400))
+        !(o.seconds > 0 && o.seconds <= 86400) || o.display_id < 0 || o.display_id > 255)
         return usage("%s", "a numeric option is out of range");
     if (!o.scancode)
         o.scancode = g_strdup("0x1e");
@@ -308,6 +311,7 @@ int main(int argc, char **argv)
     tc.timeout_s = o.timeout_s;
     tc.verbose = o.verbose;
     tc.want_audio = o.audio;
+    tc.display_id = o.display_id;
     qs_tc_log_install(&tc);
     /* the link verdict is only in spice-gtk's debug log while connecting */
     qs_tc_log_capture(&tc, TRUE);

@@ -120,7 +120,8 @@ class Qemu:
     def __init__(self, flavour="host", guest=None, vga="virtio", display="dbus-p2p",
                  dbus_address=None, spice=None, spice_opts="", mode="idle",
                  flush="damage", cmdline_extra="", extra_args=(), memory="256M",
-                 paused=False, name=None, paths=None, binds=()):
+                 paused=False, name=None, paths=None, binds=(), vdagent=False,
+                 serial_input=None, audiodev=None):
         if flavour not in FLAVOURS:
             raise ValueError(f"flavour {flavour!r} not in {FLAVOURS}")
         if vga not in VGAS:
@@ -131,6 +132,8 @@ class Qemu:
             raise ValueError("display 'dbus-bus' needs dbus_address")
         if display == "spice" and spice is None:
             spice = True
+        if audiodev is not None and not display.startswith("dbus"):
+            raise ValueError("audiodev needs a dbus display")
         self.paths = paths or Paths()
         self.flavour = flavour
         self.guest = guest
@@ -147,6 +150,14 @@ class Qemu:
         self.paused = paused
         self.name = name or f"qs-test-{os.getpid()}"
         self.binds = [str(b) for b in binds]
+        # vdagent: qemu's own agent chardev on the guest's com.redhat.spice.0
+        # port, and the guest's agent (keydraw.agent=1), which takes its
+        # commands from the serial port (serial_write).
+        self.vdagent = vdagent
+        self.serial_input = vdagent if serial_input is None else serial_input
+        # audiodev: the id of a dbus audiodev, the PC speaker's output; qemu
+        # exports it on D-Bus only when the -display dbus names it.
+        self.audiodev = audiodev
         self.chroot = None if flavour == "host" else self.paths.require_chroot(flavour)
         self.proc = None
         self.qmp = None
@@ -170,14 +181,26 @@ class Qemu:
                 "-serial", "stdio",
                 "-qmp", f"unix:{run / 'qmp.sock'},server=on,wait=off"]
         if self.guest is not None:
+            extra = self.cmdline_extra + (" keydraw.agent=1" if self.vdagent else "")
             args += ["-kernel", str(self.guest.kernel), "-initrd", str(self.guest.initrd),
-                     "-append", self.guest.cmdline(self.mode, self.flush, self.cmdline_extra)]
+                     "-append", self.guest.cmdline(self.mode, self.flush, extra.strip())]
+        if self.vdagent:
+            # mouse=off: the agent is here for the clipboard; qemu's agent
+            # mouse would take pointer events from the input tests' devices.
+            args += ["-chardev", "qemu-vdagent,id=qsvdagent,clipboard=on,mouse=off",
+                     "-device", "virtio-serial-pci,id=qsvserial",
+                     "-device", "virtserialport,bus=qsvserial.0,chardev=qsvdagent,"
+                                "name=com.redhat.spice.0"]
+        audio = f",audiodev={self.audiodev}" if self.audiodev is not None else ""
+        if self.audiodev is not None:
+            args += ["-audiodev", f"dbus,id={self.audiodev}",
+                     "-machine", f"pcspk-audiodev={self.audiodev}"]
         if self.display == "dbus-p2p":
-            args += ["-display", "dbus,p2p=on"]
+            args += ["-display", f"dbus,p2p=on{audio}"]
         elif self.display == "dbus-bus":
             # qemu's option syntax escapes a comma by doubling it.
             addr = self.dbus_address.replace(",", ",,")
-            args += ["-display", f"dbus,addr={addr}"]
+            args += ["-display", f"dbus,addr={addr}{audio}"]
         else:
             args += ["-display", "none"]
         if self.spice_port is not None:
@@ -218,7 +241,9 @@ class Qemu:
             f.write(f"{os.getpid()}\n")
         self._stderr = open(os.path.join(self.run_dir, "qemu.stderr"), "w+b")
         self.proc = procs.spawn(self.argv(), kind="qemu", stdout=subprocess.PIPE,
-                                stderr=self._stderr)
+                                stderr=self._stderr,
+                                stdin=subprocess.PIPE if self.serial_input
+                                else subprocess.DEVNULL)
         self._reader = threading.Thread(target=self._read_serial, daemon=True,
                                         name=f"serial-{self.proc.pid}")
         self._reader.start()
@@ -263,6 +288,11 @@ class Qemu:
                 if self._reader.is_alive():
                     problems.append("serial reader did not finish")
             self.proc.stdout.close()
+            if self.proc.stdin is not None:
+                try:
+                    self.proc.stdin.close()
+                except OSError:
+                    pass        # qemu gone with bytes unread: nothing to flush
         if self._stderr is not None:
             self._stderr_at_close = self.stderr_tail()
             self._stderr.close()
@@ -350,6 +380,16 @@ class Qemu:
 
     def _tail(self, n=15):
         return " | ".join(line for _, line in self._serial[-n:])
+
+    def serial_write(self, line):
+        """Send one line (str, UTF-8; a newline is added) to the guest's
+        serial port (needs serial_input=True or vdagent=True)."""
+        if not self.serial_input:
+            raise HarnessError("serial_write needs Qemu(serial_input=True)")
+        if "\n" in line or "\r" in line:
+            raise ValueError("serial_write sends one line")
+        self.proc.stdin.write(line.encode() + b"\n")
+        self.proc.stdin.flush()
 
     def wait_ready(self, timeout=30.0):
         """Wait for the guest's READY line; returns its fields as a dict."""

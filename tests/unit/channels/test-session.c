@@ -108,8 +108,8 @@ static const uint8_t *sent_body(QsConn *conn, guint i, gsize *size)
 
 static void fixture_setup(Fixture *fx, gboolean absolute)
 {
-    QsChannelsConfig cfg = { "guest one", "12345678-9abc-def0-0123-456789abcdef", NULL,
-                             NULL, NULL };
+    QsChannelsConfig cfg = { .vm_name = "guest one",
+                             .vm_uuid = "12345678-9abc-def0-0123-456789abcdef" };
 
     fx->screen = qs_screen_new();
     fx->cursor = fake_cursor_new();
@@ -649,6 +649,155 @@ static void test_session_replaced(void)
     fixture_teardown(&fx);
 }
 
+/* Two heads: display and cursor channels 0 and 1, each with its own
+ * screen and cursor; positions go to the named head's mouse, keys to
+ * head 0's. */
+static void link_display(Fixture *fx)
+{
+    static const uint8_t init[14] = { 0 };
+    g_autofree char *types = NULL;
+    gsize size;
+    const uint8_t *p;
+
+    fx->display = link_channel(fx, SPICE_CHANNEL_DISPLAY, fx->display ? 1 : 0,
+                               fx->session_id, DISPLAY_CAPS, SPICE_LINK_ERR_OK);
+    p = sent_body(fx->display, 0, &size);
+    fake_conn_deliver(fx->display, SPICE_MSGC_ACK_SYNC, p, 4);
+    fake_conn_deliver(fx->display, SPICE_MSGC_DISPLAY_INIT, init, sizeof(init));
+    fake_loop_run_pending();
+    types = sent_types(fx->display);
+    g_assert_true(g_str_has_prefix(types, "3,4,314,304"));
+    g_assert_true(g_str_has_suffix(types, ",317,102,4"));
+    p = sent_body(fx->display, 2, &size);
+    g_assert_cmpuint(qs_wire_get_u32(p + 4), ==, fx->width);
+    g_assert_cmpuint(qs_wire_get_u32(p + 8), ==, fx->height);
+}
+
+static void test_two_heads(void)
+{
+    Fixture fx = { 0 }, fx1 = { 0 };
+    QsChannelsHead heads[2];
+    QsChannelsConfig cfg = { .vm_name = "two", .heads = heads, .n_heads = 2 };
+    g_autoptr(GPtrArray) clients = NULL;
+    g_autoptr(GError) error = NULL;
+    g_autofree char *names = NULL;
+    uint32_t upd[8 * 4];
+    uint8_t pos[11] = { 5, 0, 0, 0, 6, 0, 0, 0, 0, 0, 1 };
+    gsize size;
+    const uint8_t *p;
+
+    fx.screen = qs_screen_new();
+    fx.cursor = fake_cursor_new();
+    fx.input = fake_input_new(TRUE, 0);
+    fx1.screen = qs_screen_new();
+    fx1.cursor = fake_cursor_new();
+    fx1.input = fake_input_new(TRUE, 0);
+    heads[0] = (QsChannelsHead){ fx.screen, fx.cursor, fx.input };
+    heads[1] = (QsChannelsHead){ fx1.screen, fx1.cursor, fx1.input };
+    fx.hub = fx1.hub = qs_channels_new(&cfg);
+    g_assert_cmpuint(qs_channels_get_n_heads(fx.hub), ==, 2);
+    fx.width = 64;
+    fx.height = 48;
+    fx.canvas = g_new0(uint32_t, 64 * 48);
+    scanout(&fx, 64, 48, 1);
+    fx1.width = 32;
+    fx1.height = 24;
+    fx1.canvas = g_new0(uint32_t, 32 * 24);
+    scanout(&fx1, 32, 24, 2);
+
+    /* MAIN_INIT hints two displays; the list has both, and two cursors. */
+    fx.main = link_channel(&fx, SPICE_CHANNEL_MAIN, 0, 0, 0, SPICE_LINK_ERR_OK);
+    p = sent_body(fx.main, 0, &size);
+    fx.session_id = fx1.session_id = qs_wire_get_u32(p);
+    g_assert_cmpuint(qs_wire_get_u32(p + 4), ==, 2);
+    fake_conn_clear(fx.main);
+    fake_conn_deliver(fx.main, SPICE_MSGC_MAIN_ATTACH_CHANNELS, NULL, 0);
+    CHECK_TYPES(fx.main, "104");
+    p = sent_body(fx.main, 0, &size);
+    g_assert_cmpuint(size, ==, 4 + 5 * 2);
+    g_assert_cmpuint(qs_wire_get_u32(p), ==, 5);
+    g_assert_cmpmem(p + 4, 10, ((const uint8_t[]){ SPICE_CHANNEL_DISPLAY, 0,
+                                                 SPICE_CHANNEL_DISPLAY, 1,
+                                                 SPICE_CHANNEL_INPUTS, 0,
+                                                 SPICE_CHANNEL_CURSOR, 0,
+                                                 SPICE_CHANNEL_CURSOR, 1 }), 10);
+    g_assert_null(link_channel(&fx, SPICE_CHANNEL_DISPLAY, 2, fx.session_id, 0,
+                               SPICE_LINK_ERR_CHANNEL_NOT_AVAILABLE));
+    g_assert_null(link_channel(&fx, SPICE_CHANNEL_CURSOR, 2, fx.session_id, 0,
+                               SPICE_LINK_ERR_CHANNEL_NOT_AVAILABLE));
+    g_assert_null(link_channel(&fx, SPICE_CHANNEL_INPUTS, 1, fx.session_id, 0,
+                               SPICE_LINK_ERR_CHANNEL_NOT_AVAILABLE));
+
+    /* Each display channel shows its own console's picture. */
+    link_display(&fx);
+    fx1.display = fx.display;       /* link_display: the second is id 1 */
+    link_display(&fx1);
+    g_assert_cmpuint(apply_all(&fx, fx.display, NULL), >=, 1);
+    check_canvas(&fx, 1, 0, 0, 0, 0, 0);
+    g_assert_cmpuint(apply_all(&fx1, fx1.display, NULL), >=, 1);
+    check_canvas(&fx1, 2, 0, 0, 0, 0, 0);
+
+    /* Damage on head 1 goes to display channel 1 only. */
+    fake_conn_clear(fx.display);
+    fake_conn_clear(fx1.display);
+    for (uint32_t y = 0; y < 4; y++) {
+        for (uint32_t x = 0; x < 8; x++) {
+            upd[y * 8 + x] = pattern(3 + x, 2 + y, 7);
+        }
+    }
+    g_assert_true(qs_screen_update(fx1.screen, 3, 2, 8, 4, 32, QS_PIXMAN_X8R8G8B8,
+                                   (const uint8_t *)upd, sizeof(upd),
+                                   g_get_monotonic_time(), &error));
+    g_assert_no_error(error);
+    fake_loop_run_pending();
+    g_assert_cmpuint(apply_all(&fx1, fx1.display, NULL), >=, 1);
+    check_canvas(&fx1, 2, 3, 2, 8, 4, 7);
+    g_assert_cmpuint(apply_all(&fx, fx.display, NULL), ==, 0);
+
+    /* Cursor channel 1 follows head 1's cursor. */
+    fx.cur = link_channel(&fx, SPICE_CHANNEL_CURSOR, 0, fx.session_id, 0, SPICE_LINK_ERR_OK);
+    fx1.cur = link_channel(&fx, SPICE_CHANNEL_CURSOR, 1, fx.session_id, 0, SPICE_LINK_ERR_OK);
+    fake_conn_clear(fx.cur);
+    fake_conn_clear(fx1.cur);
+    fake_cursor_define(fx1.cursor, 8, 8, 0, 0, 0x11);
+    fake_cursor_move(fx1.cursor, 4, 4, TRUE);
+    fake_loop_run_pending();
+    CHECK_TYPES(fx1.cur, "103");
+    CHECK_TYPES(fx.cur, "");
+
+    /* Positions by display_id; buttons where the pointer is; keys to 0. */
+    fx.inputs = link_channel(&fx, SPICE_CHANNEL_INPUTS, 0, fx.session_id, 0,
+                             SPICE_LINK_ERR_OK);
+    fake_conn_deliver(fx.inputs, SPICE_MSGC_INPUTS_MOUSE_POSITION, pos, 11);
+    fake_conn_deliver(fx.inputs, SPICE_MSGC_INPUTS_MOUSE_PRESS, "\x01\x01\x00", 3);
+    fake_conn_deliver(fx.inputs, SPICE_MSGC_INPUTS_KEY_DOWN, "\x1e\0\0\0", 4);
+    g_assert_cmpstr(fake_input_log(fx1.input), ==, "abs 5,6 in 32x24;buttons 1;");
+    g_assert_cmpstr(fake_input_log(fx.input), ==, "key +1e;");
+    fake_input_clear(fx.input);
+    fake_input_clear(fx1.input);
+    pos[10] = 0;
+    fake_conn_deliver(fx.inputs, SPICE_MSGC_INPUTS_MOUSE_POSITION, pos, 11);
+    pos[10] = 2;                    /* no such display: dropped */
+    fake_conn_deliver(fx.inputs, SPICE_MSGC_INPUTS_MOUSE_POSITION, pos, 11);
+    g_assert_cmpstr(fake_input_log(fx.input), ==, "abs 5,6 in 64x48;");
+    g_assert_cmpstr(fake_input_log(fx1.input), ==, "");
+
+    clients = qs_channels_list_clients(fx.hub);
+    g_assert_cmpuint(clients->len, ==, 1);
+    names = g_strjoinv(",", ((QsClientInfo *)clients->pdata[0])->channels);
+    g_assert_cmpstr(names, ==, "main,display,display:1,inputs,cursor,cursor:1");
+
+    fixture_teardown(&fx);
+    g_assert_nonnull(fake_conn_close_reason(fx1.display));
+    g_assert_nonnull(fake_conn_close_reason(fx1.cur));
+    qs_conn_unref(fx1.display);
+    qs_conn_unref(fx1.cur);
+    qs_screen_free(fx1.screen);
+    fake_cursor_free(fx1.cursor);
+    fake_input_free(fx1.input);
+    g_free(fx1.canvas);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -658,5 +807,6 @@ int main(int argc, char **argv)
     g_test_add_func("/channels/session/inputs", test_inputs);
     g_test_add_func("/channels/session/cursor", test_cursor);
     g_test_add_func("/channels/session/replaced", test_session_replaced);
+    g_test_add_func("/channels/session/two-heads", test_two_heads);
     return g_test_run();
 }

@@ -16,6 +16,17 @@
 #include "net-test-client.h"
 
 static int tls_max_version;
+static const char *bind_source;
+
+NetTestClient *net_test_client_connect_from(guint16 port, const char *source)
+{
+    NetTestClient *c;
+
+    bind_source = source;
+    c = net_test_client_connect(port, FALSE);
+    bind_source = NULL;
+    return c;
+}
 
 NetTestClient *net_test_client_connect_tls_max(guint16 port, int max_version)
 {
@@ -43,6 +54,16 @@ NetTestClient *net_test_client_connect(guint16 port, gboolean tls)
     setsockopt(c->fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
     /* Header and body go in two writes: no Nagle wait between them. */
     setsockopt(c->fd, IPPROTO_TCP, TCP_NODELAY, &(int){1}, sizeof(int));
+    if (bind_source) {
+        struct sockaddr_in from = { .sin_family = AF_INET };
+
+        g_assert_cmpint(inet_pton(AF_INET, bind_source, &from.sin_addr), ==, 1);
+        if (bind(c->fd, (struct sockaddr *)&from, sizeof(from)) < 0) {
+            g_test_message("bind %s: %s", bind_source, g_strerror(errno));
+            net_test_client_free(c);
+            return NULL;
+        }
+    }
     if (connect(c->fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
         g_test_message("connect: %s", g_strerror(errno));
         net_test_client_free(c);

@@ -20,6 +20,9 @@ typedef struct {
 
 /* Connects to 127.0.0.1:port (TLS if `tls`); 5 s receive timeout. */
 NetTestClient *net_test_client_connect(guint16 port, gboolean tls);
+/* Plain, from the local address `source` (e.g. "127.0.0.2": all of
+ * 127/8 is loopback), so tests can play a second host. */
+NetTestClient *net_test_client_connect_from(guint16 port, const char *source);
 /* TLS with the client's highest protocol version capped (e.g.
  * TLS1_1_VERSION); NULL if the handshake fails. */
 NetTestClient *net_test_client_connect_tls_max(guint16 port, int max_version);

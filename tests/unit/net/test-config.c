@@ -102,6 +102,34 @@ static void test_combinations(void)
                                     "0", NULL });
 }
 
+static void test_link_rate_options(void)
+{
+    const char *tf = ticket_path;
+    QsNetConfig cfg;
+    g_autoptr(GError) error = NULL;
+
+    /* On by default. */
+    g_assert_true(parse(&cfg, (const char *[]){ "--listen", "127.0.0.1:5930",
+                                                "--ticket-file", tf, NULL },
+                        &error));
+    g_assert_cmpint(cfg.max_link_rate, ==, 10);
+    g_assert_cmpint(cfg.max_link_burst, ==, 30);
+    qs_net_config_clear(&cfg);
+    /* 0 turns it off; a burst of 0 or negative values are refused. */
+    expect(TRUE, (const char *[]){ "--listen", "127.0.0.1:5930",
+                                   "--ticket-file", tf, "--max-link-rate",
+                                   "0", NULL });
+    expect(TRUE, (const char *[]){ "--listen", "127.0.0.1:5930",
+                                   "--ticket-file", tf, "--max-link-rate",
+                                   "2", "--max-link-burst", "1", NULL });
+    expect(FALSE, (const char *[]){ "--listen", "127.0.0.1:5930",
+                                    "--ticket-file", tf, "--max-link-burst",
+                                    "0", NULL });
+    expect(FALSE, (const char *[]){ "--listen", "127.0.0.1:5930",
+                                    "--ticket-file", tf, "--max-link-rate",
+                                    "-1", NULL });
+}
+
 static void test_secure_mask(void)
 {
     QsNetConfig cfg;
@@ -166,6 +194,7 @@ int main(int argc, char **argv)
     ticket_path = g_build_filename(dir, "ticket", NULL);
     g_assert_true(g_file_set_contents(ticket_path, "file-pw\n", -1, NULL));
     g_test_add_func("/net/config/combinations", test_combinations);
+    g_test_add_func("/net/config/link-rate-options", test_link_rate_options);
     g_test_add_func("/net/config/secure-mask", test_secure_mask);
     g_test_add_func("/net/config/expiry-option", test_expiry_option);
     g_test_add_func("/net/config/ticket-fd", test_ticket_fd);

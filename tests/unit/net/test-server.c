@@ -2,6 +2,7 @@
 /* Socket-level tests: the real QsServer on loopback, in its own thread and
  * main context, against blocking test clients doing the link stage. */
 
+#include <signal.h>
 #include <string.h>
 #include <unistd.h>
 #include <sys/socket.h>
@@ -274,6 +275,8 @@ typedef struct {
     gint link_timeout_ms;
     gint max_pending;
     gint max_pending_per_source;
+    gint max_link_rate;     /* 0: the default; -1: no rate limit */
+    gint max_link_burst;
 } Setup;
 
 static Fixture *fixture_start(const Setup *s)
@@ -297,6 +300,12 @@ static Fixture *fixture_start(const Setup *s)
     }
     if (s->max_pending_per_source) {
         f->cfg.max_pending_per_source = s->max_pending_per_source;
+    }
+    if (s->max_link_rate) {
+        f->cfg.max_link_rate = MAX(s->max_link_rate, 0);
+    }
+    if (s->max_link_burst) {
+        f->cfg.max_link_burst = s->max_link_burst;
     }
     if (s->tls) {
         f->tls_dir = make_tls_dir();
@@ -754,7 +763,11 @@ static void test_close_from_handler(void)
 
 static void test_half_open_flood(void)
 {
-    Setup s = { .max_pending = 64, .max_pending_per_source = 32 };
+    /* The eviction of pending links on its own: the rate limit (tested
+     * below) would refuse most of the flood's link messages, and then the
+     * client linking from the same address. */
+    Setup s = { .max_pending = 64, .max_pending_per_source = 32,
+                .max_link_rate = -1 };
     Fixture *f = fixture_start(&s);
     NetTestClient *m = linked_main(f);
     NetTestClient *idle[200];
@@ -806,6 +819,121 @@ static void test_half_open_flood(void)
     }
     net_test_client_free(c);
     net_test_client_free(m);
+    fixture_stop(f);
+}
+
+static void test_link_rate_limit(void)
+{
+    /* Pending limits above the flood, so every link message is read. */
+    Setup s = { .max_link_rate = 5, .max_link_burst = 10,
+                .max_pending = 128, .max_pending_per_source = 128 };
+    Fixture *f = fixture_start(&s);
+    NetTestClient *m = linked_main(f);
+    NetTestClient *flood[100];
+    guint closed = 0;
+    NetTestClient *c;
+
+    /* Another host sends 100 link messages at once: its burst of 10 get
+     * a link reply (and a key each), the others an error reply, and are
+     * closed. */
+    for (guint i = 0; i < G_N_ELEMENTS(flood); i++) {
+        flood[i] = net_test_client_connect_from(f->port, "127.0.0.2");
+        g_assert_nonnull(flood[i]);
+        net_test_client_send_link(flood[i], 0, SPICE_CHANNEL_MAIN, 0, 0xb, 0);
+    }
+    for (guint i = 0; i < G_N_ELEMENTS(flood); i++) {
+        if (net_test_client_wait_eof(flood[i], 100)) {
+            closed++;
+        }
+    }
+    g_test_message("%u of 100 closed, %" G_GUINT64_FORMAT " rate-limited",
+                   closed, qs_server_get_rate_limited_count(f->server));
+    /* 10 at once plus 5/s over the time the loop took (under a second
+     * unless the machine is very loaded). */
+    g_assert_cmpuint(qs_server_get_rate_limited_count(f->server), >=, 80);
+    g_assert_cmpuint(closed, >=, 80);
+    for (guint i = 0; i < G_N_ELEMENTS(flood); i++) {
+        net_test_client_free(flood[i]);
+    }
+
+    /* Its flood takes nothing from this host, and a client that links
+     * never uses its own budget up: 40 channels in a row, 4 x the burst. */
+    for (guint i = 0; i < 40; i++) {
+        c = net_test_client_connect(f->port, FALSE);
+        g_assert_nonnull(c);
+        g_assert_cmpint(net_test_client_link(c, SESSION_ID,
+                                             SPICE_CHANNEL_DISPLAY,
+                                             PASSWORD), ==, 0);
+        net_test_client_free(c);
+    }
+    assert_echo(m, "after the flood");
+
+    /* The trade-off when the flood comes from the client's own address:
+     * failed links do count, so after a burst of wrong tickets (each takes
+     * the 50 ms delay, during which the bucket refills a little) the next
+     * link from here is refused too ... */
+    {
+        guint64 before = qs_server_get_rate_limited_count(f->server);
+        int res = 0;
+
+        for (guint i = 0; i < 40 && res != SPICE_LINK_ERR_ERROR; i++) {
+            c = net_test_client_connect(f->port, FALSE);
+            g_assert_nonnull(c);
+            res = net_test_client_link(c, SESSION_ID, SPICE_CHANNEL_DISPLAY,
+                                       "wrong");
+            g_assert_true(res == SPICE_LINK_ERR_ERROR ||
+                          res == SPICE_LINK_ERR_PERMISSION_DENIED);
+            net_test_client_free(c);
+        }
+        g_assert_cmpint(res, ==, SPICE_LINK_ERR_ERROR);
+        g_assert_cmpuint(qs_server_get_rate_limited_count(f->server), ==,
+                         before + 1);
+    }
+    /* ... until the rate refills (one per 200 ms here); the linked
+     * session itself is never affected. */
+    g_usleep(250 * 1000);
+    c = net_test_client_connect(f->port, FALSE);
+    g_assert_nonnull(c);
+    g_assert_cmpint(net_test_client_link(c, SESSION_ID, SPICE_CHANNEL_DISPLAY,
+                                         PASSWORD), ==, 0);
+    net_test_client_free(c);
+    assert_echo(m, "still linked");
+    net_test_client_free(m);
+    fixture_stop(f);
+}
+
+static void test_link_rate_limit_tls(void)
+{
+    Setup s = { .tls = TRUE, .max_link_rate = 1, .max_link_burst = 3 };
+    Fixture *f = fixture_start(&s);
+    NetTestClient *held[3];
+    NetTestClient *c;
+
+    if (!f) {
+        g_test_skip("cannot make a certificate with openssl");
+        return;
+    }
+    /* On the TLS port the token goes before the handshake: three
+     * handshakes, then the fourth connection is closed unanswered. */
+    for (guint i = 0; i < G_N_ELEMENTS(held); i++) {
+        held[i] = net_test_client_connect(f->tls_port, TRUE);
+        g_assert_nonnull(held[i]);
+    }
+    g_assert_null(net_test_client_connect(f->tls_port, TRUE));
+    g_assert_cmpuint(qs_server_get_rate_limited_count(f->server), ==, 1);
+    /* A held handshake goes on to a link without a second charge, and
+     * gives its token back when linked. */
+    g_assert_cmpint(net_test_client_link(held[0], 0, SPICE_CHANNEL_MAIN,
+                                         PASSWORD), ==, 0);
+    c = net_test_client_connect(f->tls_port, TRUE);
+    g_assert_nonnull(c);
+    g_assert_cmpint(net_test_client_link(c, SESSION_ID, SPICE_CHANNEL_DISPLAY,
+                                         PASSWORD), ==, 0);
+    net_test_client_free(c);
+    g_assert_cmpuint(qs_server_get_rate_limited_count(f->server), ==, 1);
+    for (guint i = 0; i < G_N_ELEMENTS(held); i++) {
+        net_test_client_free(held[i]);
+    }
     fixture_stop(f);
 }
 
@@ -900,6 +1028,9 @@ static void test_hard_cap(void)
 
 int main(int argc, char **argv)
 {
+    /* OpenSSL writes with write(): a handshake the server refuses by
+     * closing (the TLS rate limit test) must fail, not kill the test. */
+    signal(SIGPIPE, SIG_IGN);
     g_test_init(&argc, &argv, NULL);
     g_test_add_func("/net/server/ticket-ok", test_ticket_ok);
     g_test_add_func("/net/server/ticket-wrong", test_ticket_wrong);
@@ -917,6 +1048,9 @@ int main(int argc, char **argv)
     g_test_add_func("/net/server/close-from-handler",
                     test_close_from_handler);
     g_test_add_func("/net/server/half-open-flood", test_half_open_flood);
+    g_test_add_func("/net/server/link-rate-limit", test_link_rate_limit);
+    g_test_add_func("/net/server/link-rate-limit-tls",
+                    test_link_rate_limit_tls);
     g_test_add_func("/net/server/link-deadline", test_link_deadline);
     g_test_add_func("/net/server/paced-send", test_paced_send);
     g_test_add_func("/net/server/paced-send-tls", test_paced_send_tls);

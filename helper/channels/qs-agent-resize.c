@@ -1,0 +1,124 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* The client's monitors config: checked, handed to the hub's sink (qemu's SetUIInfo), answered with VD_AGENT_REPLY. */
+#include "channels/qs-agent-private.h"
+#include "display/qs-ratelimit.h"
+
+#include <spice/vd_agent.h>
+
+/* Replies kept for configs in flight; a client sending more before any
+ * answer gets this many (spice-gtk only logs them). */
+#define REPLIES_OWED_MAX 8u
+
+typedef struct {
+    QsChannels *hub;
+    const QsAgentMonitorsOps *ops;
+    gpointer sink;
+} Sink;
+
+/* One hub per helper; the list only keeps tests with several hubs apart. */
+static GSList *sinks;
+static QsRateLimit refused_rl;
+
+static Sink *sink_for(QsChannels *hub)
+{
+    for (GSList *l = sinks; l; l = l->next) {
+        Sink *s = l->data;
+
+        if (s->hub == hub) {
+            return s;
+        }
+    }
+    return NULL;
+}
+
+void qs_agent_set_monitors(QsChannels *hub, const QsAgentMonitorsOps *ops,
+                           gpointer sink)
+{
+    Sink *s = sink_for(hub);
+
+    if (s) {
+        sinks = g_slist_remove(sinks, s);
+        g_free(s);
+    }
+    if (!ops) {
+        return;
+    }
+    s = g_new0(Sink, 1);
+    s->hub = hub;
+    s->ops = ops;
+    s->sink = sink;
+    sinks = g_slist_prepend(sinks, s);
+}
+
+gboolean qs_agent_has_monitors_sink(QsChannels *hub)
+{
+    return sink_for(hub) != NULL;
+}
+
+static void reply(QsAgent *a, gboolean applied)
+{
+    if (a->reply_cap && a->caps_received) {
+        qs_agent_send_msg(a, VD_AGENT_REPLY,
+                          qs_agent_reply_body(VD_AGENT_MONITORS_CONFIG,
+                                              applied ? VD_AGENT_SUCCESS : VD_AGENT_ERROR));
+    }
+}
+
+static void refused(QsAgent *a, const char *why)
+{
+    unsigned suppressed = 0;
+
+    if (qs_ratelimit_allow(&refused_rl, g_get_monotonic_time(), &suppressed)) {
+        g_message("agent: client's monitors config refused: %s%s", why,
+                  suppressed ? " (more refusals were not logged)" : "");
+    }
+    reply(a, FALSE);
+}
+
+void qs_agent_on_monitors(QsAgent *a, const QsAgentMsg *msg, GError **error)
+{
+    g_autoptr(GError) bad = NULL;
+    QsAgentMonitors mon;
+    Sink *s;
+
+    if (!qs_agent_parse_monitors(msg, &mon, error)) {
+        return;
+    }
+    /* One console per helper: the client's first monitor is ours. */
+    if (mon.n_monitors == 0) {
+        refused(a, "no monitor enabled");
+        return;
+    }
+    if (!qs_agent_monitor_check(&mon.monitors[0], &bad)) {
+        refused(a, bad->message);
+        return;
+    }
+    s = sink_for(a->hub);
+    if (!s) {
+        refused(a, "no way to change the mode");
+        return;
+    }
+    g_debug("agent: client asks for %ux%u+%d+%d (%ux%u mm)", mon.monitors[0].width,
+            mon.monitors[0].height, mon.monitors[0].x, mon.monitors[0].y,
+            mon.monitors[0].width_mm, mon.monitors[0].height_mm);
+    /* Counted first: the sink may answer at once. */
+    if (a->replies_owed < REPLIES_OWED_MAX) {
+        a->replies_owed++;
+    }
+    s->ops->configure(s->sink, &mon.monitors[0]);
+}
+
+void qs_agent_monitors_done(QsChannels *hub, gboolean applied)
+{
+    QsAgentBackend *be = qs_agent_backend_for(hub);
+    QsAgent *a = be ? be->current : NULL;
+
+    if (!a || !a->ch->session) {
+        return;
+    }
+    /* The sink coalesces configs: one answer serves all that waited. */
+    while (a->replies_owed > 0) {
+        a->replies_owed--;
+        reply(a, applied);
+    }
+}

@@ -1,0 +1,233 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* The playback channel: qemu's sound as raw S16 stereo (MODE, START, DATA, STOP, VOLUME, MUTE), its queue bounded. */
+#include "channels/qs-msg.h"
+#include "channels/qs-playback.h"
+#include "channels/qs-session.h"
+
+#include <spice/enums.h>
+#include <spice/protocol.h>
+
+/*
+ * The playback channel has a connection of its own, so sound never waits
+ * behind the display channel's bulk in one socket; what can still delay it
+ * is this connection's own queue when the client reads slowly. So PCM
+ * waits here, not in the connection: the connection is given at most
+ * LOW_WATER bytes at a time, and what waits here is bounded to
+ * QS_AUDIO_MAX_QUEUE_MS, the oldest dropped first (late sound is worth
+ * less than a gap).
+ */
+#define LOW_WATER (16u * 1024u)
+
+typedef struct {
+    QsChannel base;
+    GQueue pending;             /* DATA payloads (GBytes), oldest first */
+    gsize pending_bytes;
+    uint32_t last_time;
+    gboolean started;           /* START sent, no STOP since */
+    uint64_t dropped;
+} QsPlaybackChannel;
+
+static uint32_t mm_now(QsPlaybackChannel *pb)
+{
+    uint32_t now = qs_mm_time_from_monotonic(g_get_monotonic_time());
+
+    /* spice-gtk warns about a packet older than the previous one. */
+    if ((int32_t)(now - pb->last_time) < 0) {
+        now = pb->last_time;
+    }
+    pb->last_time = now;
+    return now;
+}
+
+static void clear_pending(QsPlaybackChannel *pb)
+{
+    g_queue_clear_full(&pb->pending, (GDestroyNotify)g_bytes_unref);
+    pb->pending_bytes = 0;
+}
+
+static void flush(QsPlaybackChannel *pb)
+{
+    GBytes *msg;
+
+    while (!g_queue_is_empty(&pb->pending) &&
+           qs_conn_get_queued_bytes(pb->base.conn) < LOW_WATER &&
+           !qs_conn_is_closed(pb->base.conn)) {
+        msg = g_queue_pop_head(&pb->pending);
+        pb->pending_bytes -= g_bytes_get_size(msg);
+        qs_channel_send(&pb->base, SPICE_MSG_PLAYBACK_DATA, msg);
+    }
+}
+
+static void send_volume(QsPlaybackChannel *pb, const QsPlaybackState *st)
+{
+    if (!st->has_volume || !qs_channel_has_cap(&pb->base, SPICE_PLAYBACK_CAP_VOLUME)) {
+        return;
+    }
+    qs_channel_send(&pb->base, SPICE_MSG_PLAYBACK_VOLUME,
+                    qs_msg_audio_volume(st->volume, st->n_volume));
+    qs_channel_send(&pb->base, SPICE_MSG_PLAYBACK_MUTE, qs_msg_audio_mute(st->mute));
+}
+
+static void send_start(QsPlaybackChannel *pb, uint32_t freq)
+{
+    uint32_t now = mm_now(pb);
+
+    clear_pending(pb);
+    qs_channel_send(&pb->base, SPICE_MSG_PLAYBACK_MODE,
+                    qs_msg_playback_mode(now, SPICE_AUDIO_DATA_MODE_RAW));
+    qs_channel_send(&pb->base, SPICE_MSG_PLAYBACK_START,
+                    qs_msg_playback_start(QS_PLAYBACK_CHANNELS, SPICE_AUDIO_FMT_S16,
+                                          freq, now));
+    pb->started = TRUE;
+}
+
+static void send_stop(QsPlaybackChannel *pb)
+{
+    clear_pending(pb);
+    if (pb->started) {
+        qs_channel_send(&pb->base, SPICE_MSG_PLAYBACK_STOP, NULL);
+        pb->started = FALSE;
+    }
+}
+
+static void queue_data(QsPlaybackChannel *pb, const QsPlaybackState *st, GBytes *pcm)
+{
+    gsize max = (gsize)st->freq * QS_PLAYBACK_BYTES_PER_FRAME * QS_AUDIO_MAX_QUEUE_MS / 1000;
+    GBytes *msg;
+
+    if (!pb->started) {
+        send_start(pb, st->freq);
+    }
+    msg = qs_msg_playback_data(mm_now(pb), pcm);
+    g_queue_push_tail(&pb->pending, msg);
+    pb->pending_bytes += g_bytes_get_size(msg);
+    while (pb->pending_bytes > max && g_queue_get_length(&pb->pending) > 1) {
+        GBytes *old = g_queue_pop_head(&pb->pending);
+
+        pb->pending_bytes -= g_bytes_get_size(old);
+        g_bytes_unref(old);
+        if (pb->dropped++ % 100 == 0) {
+            g_debug("playback: client reads too slowly; %" G_GUINT64_FORMAT
+                    " packets of old sound dropped", pb->dropped);
+        }
+    }
+    flush(pb);
+}
+
+static gboolean playback_handle(QsChannel *ch, const QsClientMsg *msg, GError **error)
+{
+    (void)ch, (void)msg, (void)error;
+    return TRUE;        /* the parser lets only base messages through */
+}
+
+static void playback_writable(QsChannel *ch)
+{
+    flush((QsPlaybackChannel *)ch);
+}
+
+static void playback_finalize(QsChannel *ch)
+{
+    clear_pending((QsPlaybackChannel *)ch);
+}
+
+static const QsChannelClass playback_class = {
+    .name = "playback",
+    .parse = qs_playback_msg_parse,
+    .handle = playback_handle,
+    .writable = playback_writable,
+    .finalize = playback_finalize,
+};
+
+QsChannel *qs_playback_channel_new(QsSession *session, QsConn *conn)
+{
+    QsPlaybackChannel *pb = (QsPlaybackChannel *)qs_channel_new(
+        &playback_class, sizeof(QsPlaybackChannel), session, conn);
+    const QsPlaybackState *st = qs_channels_playback_state(session->hub);
+
+    g_queue_init(&pb->pending);
+    /* writable fires once the kernel took the connection's queue below it. */
+    qs_conn_set_queue_limits(conn, LOW_WATER, QS_CONN_DEFAULT_HARD_CAP);
+    send_volume(pb, st);
+    if (st->playing) {
+        send_start(pb, st->freq);
+    }
+    return &pb->base;
+}
+
+/* ---- the hub's side: qemu's sound in ------------------------------------ */
+
+static QsPlaybackChannel *current(QsChannels *hub)
+{
+    QsSession *session = qs_channels_session(hub);
+
+    return session ? (QsPlaybackChannel *)session->playback : NULL;
+}
+
+void qs_channels_audio_set_available(QsChannels *hub, gboolean available)
+{
+    QsPlaybackState *st = qs_channels_playback_state(hub);
+
+    if (!available) {
+        qs_channels_audio_stop(hub);
+    }
+    st->available = available;
+}
+
+gboolean qs_channels_audio_is_available(QsChannels *hub)
+{
+    return qs_channels_playback_state(hub)->available;
+}
+
+void qs_channels_audio_start(QsChannels *hub, uint32_t freq)
+{
+    QsPlaybackState *st = qs_channels_playback_state(hub);
+    QsPlaybackChannel *pb = current(hub);
+
+    st->playing = TRUE;
+    st->freq = freq;
+    if (pb) {
+        send_start(pb, freq);
+    }
+}
+
+void qs_channels_audio_data(QsChannels *hub, GBytes *s16_stereo)
+{
+    QsPlaybackState *st = qs_channels_playback_state(hub);
+    QsPlaybackChannel *pb = current(hub);
+
+    if (st->playing && pb && g_bytes_get_size(s16_stereo) > 0) {
+        queue_data(pb, st, s16_stereo);
+    }
+}
+
+void qs_channels_audio_stop(QsChannels *hub)
+{
+    QsPlaybackState *st = qs_channels_playback_state(hub);
+    QsPlaybackChannel *pb = current(hub);
+
+    st->playing = FALSE;
+    if (pb) {
+        send_stop(pb);
+    }
+}
+
+void qs_channels_audio_volume(QsChannels *hub, gboolean mute, const uint8_t *volume,
+                              guint n)
+{
+    QsPlaybackState *st = qs_channels_playback_state(hub);
+    QsPlaybackChannel *pb = current(hub);
+
+    if (n == 0) {
+        return;
+    }
+    n = MIN(n, (guint)G_N_ELEMENTS(st->volume));
+    for (guint i = 0; i < n; i++) {
+        st->volume[i] = qs_playback_volume_from_qemu(volume[i]);
+    }
+    st->n_volume = (uint8_t)n;
+    st->mute = !!mute;
+    st->has_volume = TRUE;
+    if (pb) {
+        send_volume(pb, st);
+    }
+}

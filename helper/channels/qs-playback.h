@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* The playback channel's pure parts: qemu's PCM to SPICE's S16 stereo, and the channel's server messages. */
+#pragma once
+
+#include <glib.h>
+#include <stdint.h>
+
+#include "display/qs-audio-out.h"
+
+/* What the playback channel sends: raw S16LE, interleaved stereo
+ * (SPICE_AUDIO_FMT_S16, SPICE_AUDIO_DATA_MODE_RAW) at qemu's rate. */
+#define QS_PLAYBACK_CHANNELS 2u
+#define QS_PLAYBACK_BYTES_PER_FRAME 4u
+
+/* Whole frames of `pcm` in `format` (checked by qs_audio_format_check) as
+ * S16LE stereo: mono is doubled, channels beyond two are left out, wider
+ * samples keep their top 16 bits, floats are clamped. A trailing partial
+ * frame is dropped. Never NULL (empty when no whole frame). */
+GBytes *qs_pcm_to_s16_stereo(const QsAudioFormat *format, GBytes *pcm);
+
+/* qemu's per-channel volume 0..255 as SPICE's 0..65535. */
+uint16_t qs_playback_volume_from_qemu(uint8_t volume);
+
+/* PLAYBACK_MODE{u32 time; u16 mode} (no codec data). */
+GBytes *qs_msg_playback_mode(uint32_t mm_time, uint16_t mode);
+/* PLAYBACK_START{u32 channels; u16 format; u32 frequency; u32 time}. */
+GBytes *qs_msg_playback_start(uint32_t channels, uint16_t format,
+                              uint32_t frequency, uint32_t mm_time);
+/* PLAYBACK_DATA{u32 time; data to the end}. */
+GBytes *qs_msg_playback_data(uint32_t mm_time, GBytes *data);
+/* PLAYBACK_VOLUME{u8 n; u16 volume[n]}; n is 1..255. */
+GBytes *qs_msg_audio_volume(const uint16_t *volume, uint8_t n);
+/* PLAYBACK_MUTE{u8 mute}. */
+GBytes *qs_msg_audio_mute(gboolean mute);

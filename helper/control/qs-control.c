@@ -1,0 +1,320 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* The helper's control surface: org.qemuspice.Helper1 served to the launcher
+ * on connections accepted from a socket it bound and passed in. */
+#include "control/qs-control.h"
+
+#include <gio/gio.h>
+#include <string.h>
+#include <unistd.h>
+
+#define LEAVING_FLUSH_US (200 * 1000)
+
+static const char introspection_xml[] =
+    "<node>"
+    " <interface name='" QS_CONTROL_INTERFACE "'>"
+    "  <method name='SetTicket'>"
+    "   <arg direction='in' type='s' name='password'/>"
+    "   <arg direction='in' type='x' name='expiry'/>"
+    "   <arg direction='in' type='b' name='disconnect'/>"
+    "   <arg direction='out' type='u' name='kept'/>"
+    "  </method>"
+    "  <method name='SetCertificates'>"
+    "   <arg direction='in' type='ay' name='cert_pem'/>"
+    "   <arg direction='in' type='ay' name='key_pem'/>"
+    "  </method>"
+    "  <method name='GetStatus'>"
+    "   <arg direction='out' type='a{sv}' name='status'/>"
+    "  </method>"
+    "  <signal name='Leaving'>"
+    "   <arg type='s' name='reason'/>"
+    "  </signal>"
+    " </interface>"
+    "</node>";
+
+struct QsControl {
+    const QsControlOps *ops;
+    gpointer data;
+    GSocketService *service;
+    GDBusNodeInfo *node;
+    GDBusAuthObserver *observer;
+    char *guid;
+    GPtrArray *peers;           /* GDBusConnection, authenticated */
+    guint pending;              /* handshakes under way */
+    /* Handshakes hold it, not the QsControl, which may go first: its
+     * "ctl" data is cleared then. */
+    GCancellable *cancel;
+    gint64 started_us;
+};
+
+/* Root (the launcher) or whoever we run as now: the helper may have changed
+ * uid since the peer connected, so this is asked at accept and again when
+ * D-Bus authenticates it. */
+static gboolean uid_allowed(uid_t uid)
+{
+    return uid == 0 || uid == geteuid();
+}
+
+static gboolean on_allow_mechanism(GDBusAuthObserver *observer,
+                                   const char *mechanism, gpointer data)
+{
+    (void)observer, (void)data;
+    /* EXTERNAL is checked by the kernel; the cookie mechanism would need
+     * files a confined helper cannot open. */
+    return strcmp(mechanism, "EXTERNAL") == 0;
+}
+
+static gboolean on_authorize_peer(GDBusAuthObserver *observer,
+                                  GIOStream *stream, GCredentials *creds,
+                                  gpointer data)
+{
+    (void)observer, (void)stream, (void)data;
+    return creds && uid_allowed(g_credentials_get_unix_user(creds, NULL));
+}
+
+static void method_call(GDBusConnection *conn, const char *sender,
+                        const char *path, const char *iface,
+                        const char *method, GVariant *params,
+                        GDBusMethodInvocation *inv, gpointer data)
+{
+    QsControl *ctl = data;
+    g_autoptr(GError) error = NULL;
+
+    (void)conn, (void)sender, (void)path, (void)iface;
+    if (strcmp(method, "SetTicket") == 0) {
+        const char *password;
+        gint64 expiry;
+        gboolean disconnect;
+        guint kept = 0;
+
+        g_variant_get(params, "(&sxb)", &password, &expiry, &disconnect);
+        if (expiry < 0 || expiry > G_MAXINT64 / G_USEC_PER_SEC) {
+            g_dbus_method_invocation_return_error(inv, G_IO_ERROR,
+                G_IO_ERROR_INVALID_ARGUMENT,
+                "expiry must be 0 (never) or seconds since the epoch");
+            return;
+        }
+        if (!ctl->ops->set_ticket(password, strlen(password),
+                                  expiry * G_USEC_PER_SEC, disconnect, &kept,
+                                  ctl->data, &error)) {
+            g_dbus_method_invocation_return_gerror(inv, error);
+            return;
+        }
+        g_dbus_method_invocation_return_value(inv, g_variant_new("(u)", kept));
+    } else if (strcmp(method, "SetCertificates") == 0) {
+        g_autoptr(GVariant) cert = NULL;
+        g_autoptr(GVariant) key = NULL;
+        gsize cert_len, key_len;
+        const guint8 *c, *k;
+
+        g_variant_get(params, "(@ay@ay)", &cert, &key);
+        c = g_variant_get_fixed_array(cert, &cert_len, 1);
+        k = g_variant_get_fixed_array(key, &key_len, 1);
+        if (!ctl->ops->set_certificates(c, cert_len, k, key_len, ctl->data,
+                                        &error)) {
+            g_dbus_method_invocation_return_gerror(inv, error);
+            return;
+        }
+        g_dbus_method_invocation_return_value(inv, NULL);
+    } else if (strcmp(method, "GetStatus") == 0) {
+        GVariantBuilder b;
+
+        g_variant_builder_init(&b, G_VARIANT_TYPE_VARDICT);
+        g_variant_builder_add(&b, "{sv}", "version",
+                              g_variant_new_string(QS_VERSION));
+        g_variant_builder_add(&b, "{sv}", "pid",
+                              g_variant_new_uint32((guint32)getpid()));
+        g_variant_builder_add(&b, "{sv}", "started",
+            g_variant_new_int64(ctl->started_us / G_USEC_PER_SEC));
+        g_variant_builder_add(&b, "{sv}", "clients",
+                              ctl->ops->list_clients(ctl->data));
+        g_dbus_method_invocation_return_value(inv,
+                                              g_variant_new("(a{sv})", &b));
+    } else {
+        g_dbus_method_invocation_return_error(inv, G_DBUS_ERROR,
+            G_DBUS_ERROR_UNKNOWN_METHOD, "no method %s", method);
+    }
+}
+
+static const GDBusInterfaceVTable vtable = { .method_call = method_call };
+
+static void on_peer_closed(GDBusConnection *conn, gboolean remote,
+                           GError *error, gpointer data)
+{
+    QsControl *ctl = data;
+
+    (void)remote, (void)error;
+    g_ptr_array_remove(ctl->peers, conn);
+}
+
+static void on_peer_ready(GObject *source, GAsyncResult *res, gpointer data)
+{
+    g_autoptr(GCancellable) cancel = data;
+    QsControl *ctl = g_object_get_data(G_OBJECT(cancel), "ctl");
+    g_autoptr(GError) error = NULL;
+    g_autoptr(GDBusConnection) conn = g_dbus_connection_new_finish(res, &error);
+
+    (void)source;
+    if (!ctl) {
+        if (conn) {
+            g_dbus_connection_close(conn, NULL, NULL, NULL);
+        }
+        return;
+    }
+    ctl->pending--;
+    if (!conn) {
+        g_message("control: a peer failed to authenticate: %s",
+                  error->message);
+        return;
+    }
+    if (!g_dbus_connection_register_object(conn, QS_CONTROL_PATH,
+                                           ctl->node->interfaces[0], &vtable,
+                                           ctl, NULL, &error)) {
+        g_warning("control: %s", error->message);
+        g_dbus_connection_close(conn, NULL, NULL, NULL);
+        return;
+    }
+    g_signal_connect(conn, "closed", G_CALLBACK(on_peer_closed), ctl);
+    g_ptr_array_add(ctl->peers, g_object_ref(conn));
+    g_dbus_connection_start_message_processing(conn);
+}
+
+static gboolean on_incoming(GSocketService *service, GSocketConnection *sc,
+                            GObject *source, gpointer data)
+{
+    QsControl *ctl = data;
+    g_autoptr(GCredentials) creds = NULL;
+    g_autoptr(GError) error = NULL;
+    uid_t uid;
+
+    (void)service, (void)source;
+    creds = g_socket_get_credentials(g_socket_connection_get_socket(sc),
+                                     &error);
+    uid = creds ? g_credentials_get_unix_user(creds, NULL) : (uid_t)-1;
+    if (!creds || !uid_allowed(uid)) {
+        g_message("control: refused a peer (uid %d)", (int)uid);
+        return TRUE;    /* dropping our reference closes it */
+    }
+    if (ctl->peers->len + ctl->pending >= QS_CONTROL_MAX_PEERS) {
+        g_message("control: refused a peer: %u already connected",
+                  QS_CONTROL_MAX_PEERS);
+        return TRUE;
+    }
+    ctl->pending++;
+    g_dbus_connection_new(G_IO_STREAM(sc), ctl->guid,
+                          G_DBUS_CONNECTION_FLAGS_AUTHENTICATION_SERVER |
+                          G_DBUS_CONNECTION_FLAGS_DELAY_MESSAGE_PROCESSING,
+                          ctl->observer, ctl->cancel, on_peer_ready,
+                          g_object_ref(ctl->cancel));
+    return TRUE;
+}
+
+QsControl *qs_control_new(int listen_fd, const QsControlOps *ops,
+                          gpointer data, GError **error)
+{
+    g_autoptr(QsControl) ctl = g_new0(QsControl, 1);
+    g_autoptr(GSocket) sock = NULL;
+
+    ctl->ops = ops;
+    ctl->data = data;
+    ctl->started_us = g_get_real_time();
+    ctl->peers = g_ptr_array_new_with_free_func(g_object_unref);
+    ctl->guid = g_dbus_generate_guid();
+    ctl->cancel = g_cancellable_new();
+    g_object_set_data(G_OBJECT(ctl->cancel), "ctl", ctl);
+    ctl->node = g_dbus_node_info_new_for_xml(introspection_xml, error);
+    if (!ctl->node) {
+        return NULL;
+    }
+    sock = g_socket_new_from_fd(listen_fd, error);
+    if (!sock) {
+        g_prefix_error(error, "--control-fd %d: ", listen_fd);
+        return NULL;
+    }
+    if (g_socket_get_family(sock) != G_SOCKET_FAMILY_UNIX) {
+        g_set_error(error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
+                    "--control-fd %d is not a Unix socket", listen_fd);
+        return NULL;
+    }
+    ctl->observer = g_dbus_auth_observer_new();
+    g_signal_connect(ctl->observer, "allow-mechanism",
+                     G_CALLBACK(on_allow_mechanism), ctl);
+    g_signal_connect(ctl->observer, "authorize-authenticated-peer",
+                     G_CALLBACK(on_authorize_peer), ctl);
+    ctl->service = g_socket_service_new();
+    if (!g_socket_listener_add_socket(G_SOCKET_LISTENER(ctl->service), sock,
+                                      NULL, error)) {
+        g_prefix_error(error, "--control-fd %d: ", listen_fd);
+        return NULL;
+    }
+    g_signal_connect(ctl->service, "incoming", G_CALLBACK(on_incoming), ctl);
+    g_socket_service_start(ctl->service);
+    return g_steal_pointer(&ctl);
+}
+
+/* Flushes hold it, so a flush that outlives qs_control_leaving() finds it. */
+typedef struct {
+    guint left;
+} Flushes;
+
+static void on_flushed(GObject *source, GAsyncResult *res, gpointer data)
+{
+    Flushes *f = data;
+
+    g_dbus_connection_flush_finish(G_DBUS_CONNECTION(source), res, NULL);
+    f->left--;
+    g_rc_box_release(f);
+}
+
+void qs_control_leaving(QsControl *ctl, const char *reason)
+{
+    gint64 deadline = g_get_monotonic_time() + LEAVING_FLUSH_US;
+    Flushes *f = g_rc_box_new0(Flushes);
+
+    for (guint i = 0; i < ctl->peers->len; i++) {
+        GDBusConnection *c = ctl->peers->pdata[i];
+
+        if (g_dbus_connection_emit_signal(c, NULL, QS_CONTROL_PATH,
+                                          QS_CONTROL_INTERFACE, "Leaving",
+                                          g_variant_new("(s)", reason),
+                                          NULL)) {
+            f->left++;
+            g_dbus_connection_flush(c, NULL, on_flushed, g_rc_box_acquire(f));
+        }
+    }
+    /* A peer that does not read gets no more than the deadline. */
+    while (f->left > 0 && g_get_monotonic_time() < deadline) {
+        if (!g_main_context_iteration(NULL, FALSE)) {
+            g_usleep(2000);
+        }
+    }
+    g_rc_box_release(f);
+}
+
+void qs_control_free(QsControl *ctl)
+{
+    if (!ctl) {
+        return;
+    }
+    if (ctl->service) {
+        g_socket_service_stop(ctl->service);
+        g_socket_listener_close(G_SOCKET_LISTENER(ctl->service));
+        g_signal_handlers_disconnect_by_data(ctl->service, ctl);
+        g_object_unref(ctl->service);
+    }
+    for (guint i = 0; ctl->peers && i < ctl->peers->len; i++) {
+        GDBusConnection *c = ctl->peers->pdata[i];
+
+        g_signal_handlers_disconnect_by_data(c, ctl);
+        g_dbus_connection_close(c, NULL, NULL, NULL);
+    }
+    g_clear_pointer(&ctl->peers, g_ptr_array_unref);
+    if (ctl->cancel) {
+        g_object_set_data(G_OBJECT(ctl->cancel), "ctl", NULL);
+        g_cancellable_cancel(ctl->cancel);
+        g_object_unref(ctl->cancel);
+    }
+    g_clear_object(&ctl->observer);
+    g_clear_pointer(&ctl->node, g_dbus_node_info_unref);
+    g_free(ctl->guid);
+    g_free(ctl);
+}

@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* QsControl: the launcher's door into a running helper, a private D-Bus
+ * interface (org.qemuspice.Helper1) on a listening socket the launcher owns. */
+#pragma once
+
+#include <glib.h>
+
+G_BEGIN_DECLS
+
+#define QS_CONTROL_INTERFACE "org.qemuspice.Helper1"
+#define QS_CONTROL_PATH "/org/qemuspice/Helper1"
+/* Peers at once; more are refused at accept. */
+#define QS_CONTROL_MAX_PEERS 4
+
+/* What the control surface asks of the rest of the helper (main.c wires it).
+ * Each runs in the main context and returns FALSE with `error` set to
+ * refuse; the caller answers the D-Bus call with that error. */
+typedef struct {
+    /* A new ticket (`password` NUL-free, `expiry_us` wall clock or 0 for
+     * never); `disconnect` ends the current client session. *kept: how
+     * many connected clients stay connected. */
+    gboolean (*set_ticket)(const char *password, gsize len, gint64 expiry_us,
+                           gboolean disconnect, guint *kept, gpointer data,
+                           GError **error);
+    /* New TLS credentials from PEM text. */
+    gboolean (*set_certificates)(const guint8 *cert, gsize cert_len,
+                                 const guint8 *key, gsize key_len,
+                                 gpointer data, GError **error);
+    /* The connected clients as "aa{sv}" (address s, since x, tls b,
+     * channels as); a floating or full reference. */
+    GVariant *(*list_clients)(gpointer data);
+} QsControlOps;
+
+typedef struct QsControl QsControl;
+
+/* Serves the interface on every connection accepted from the listening
+ * Unix socket `listen_fd` (taken over). Peers must run as root or as this
+ * process's uid (checked with SO_PEERCRED at accept, again after the helper
+ * changed uid). */
+QsControl *qs_control_new(int listen_fd, const QsControlOps *ops,
+                          gpointer data, GError **error);
+/* Emits Leaving(reason) to every peer and gives them up to 200 ms to read
+ * it (the main loop is no longer running here). */
+void qs_control_leaving(QsControl *control, const char *reason);
+void qs_control_free(QsControl *control);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(QsControl, qs_control_free)
+
+G_END_DECLS

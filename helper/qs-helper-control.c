@@ -1,0 +1,79 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* The control surface's operations on this helper's server and channels:
+ * a new ticket, new certificates, the list of clients. */
+#include "qs-helper-control.h"
+
+#include "net/qs-ticket.h"
+
+static gboolean set_ticket(const char *password, gsize len, gint64 expiry_us,
+                           gboolean disconnect, guint *kept, gpointer data,
+                           GError **error)
+{
+    QsHelperControl *hc = data;
+    g_autoptr(QsTicket) ticket = qs_ticket_new(password, len, expiry_us,
+                                               error);
+    g_autoptr(GPtrArray) clients = NULL;
+    guint dropped = 0;
+
+    if (!ticket) {
+        return FALSE;
+    }
+    qs_server_set_ticket(hc->server, ticket);
+    if (disconnect) {
+        dropped = qs_channels_drop_clients(hc->channels,
+                                           "the ticket changed");
+    }
+    clients = qs_channels_list_clients(hc->channels);
+    *kept = clients->len;
+    g_message("control: new ticket (%s); %u client(s) kept, %u dropped",
+              expiry_us ? "with an expiry" : "no expiry", *kept, dropped);
+    return TRUE;
+}
+
+static gboolean set_certificates(const guint8 *cert, gsize cert_len,
+                                 const guint8 *key, gsize key_len,
+                                 gpointer data, GError **error)
+{
+    QsHelperControl *hc = data;
+
+    if (!qs_server_set_tls_pem(hc->server, cert, cert_len, key, key_len,
+                               error)) {
+        return FALSE;
+    }
+    g_message("control: TLS certificates replaced (new links use them)");
+    return TRUE;
+}
+
+static GVariant *list_clients(gpointer data)
+{
+    QsHelperControl *hc = data;
+    g_autoptr(GPtrArray) clients = qs_channels_list_clients(hc->channels);
+    GVariantBuilder b;
+
+    g_variant_builder_init(&b, G_VARIANT_TYPE("aa{sv}"));
+    for (guint i = 0; i < clients->len; i++) {
+        QsClientInfo *c = clients->pdata[i];
+
+        g_variant_builder_open(&b, G_VARIANT_TYPE_VARDICT);
+        g_variant_builder_add(&b, "{sv}", "address",
+                              g_variant_new_string(c->address));
+        g_variant_builder_add(&b, "{sv}", "since",
+            g_variant_new_int64(c->since_us / G_USEC_PER_SEC));
+        g_variant_builder_add(&b, "{sv}", "tls", g_variant_new_boolean(c->tls));
+        g_variant_builder_add(&b, "{sv}", "channels",
+            g_variant_new_strv((const char *const *)c->channels, -1));
+        g_variant_builder_close(&b);
+    }
+    return g_variant_builder_end(&b);
+}
+
+const QsControlOps *qs_helper_control_ops(void)
+{
+    static const QsControlOps ops = {
+        .set_ticket = set_ticket,
+        .set_certificates = set_certificates,
+        .list_clients = list_clients,
+    };
+
+    return &ops;
+}

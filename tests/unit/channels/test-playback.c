@@ -1,0 +1,377 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* Unit tests of the playback channel: PCM conversion, its messages, and the channel over a fake connection. */
+#include "channels/qs-channels.h"
+#include "channels/qs-playback.h"
+#include "encode/qs-wire.h"
+#include "fake-peers.h"
+
+#include <spice/enums.h>
+#include <spice/protocol.h>
+#include <math.h>
+#include <string.h>
+
+/* ---- conversion ---------------------------------------------------------- */
+
+static QsAudioFormat fmt(uint8_t bits, gboolean is_signed, gboolean is_float,
+                         gboolean be, uint8_t nchannels)
+{
+    QsAudioFormat f = {
+        .bits = bits, .is_signed = is_signed, .is_float = is_float, .be = be,
+        .freq = 48000, .nchannels = nchannels,
+        .bytes_per_frame = (uint32_t)bits / 8 * nchannels,
+    };
+
+    f.bytes_per_second = f.freq * f.bytes_per_frame;
+    return f;
+}
+
+static GBytes *convert(const QsAudioFormat *f, const void *data, gsize size)
+{
+    g_autoptr(GBytes) in = g_bytes_new(data, size);
+
+    return qs_pcm_to_s16_stereo(f, in);
+}
+
+/* Frame i's (left, right) of S16LE stereo. */
+static void frame(GBytes *out, guint i, int16_t *l, int16_t *r)
+{
+    gsize size;
+    const uint8_t *p = g_bytes_get_data(out, &size);
+
+    g_assert_cmpuint(size, >=, (i + 1) * 4u);
+    *l = (int16_t)qs_wire_get_u16(p + i * 4);
+    *r = (int16_t)qs_wire_get_u16(p + i * 4 + 2);
+}
+
+static void test_pcm(void)
+{
+    QsAudioFormat f = fmt(16, TRUE, FALSE, FALSE, 2);
+    const uint8_t s16[] = { 0x34, 0x12, 0xff, 0xff, 0x00, 0x80, 0xff, 0x7f, 0x11 };
+    g_autoptr(GBytes) in = g_bytes_new(s16, sizeof(s16));
+    g_autoptr(GBytes) out = qs_pcm_to_s16_stereo(&f, in);
+    int16_t l, r;
+
+    /* qemu's own format: the same bytes, the partial frame left out. */
+    g_assert_cmpuint(g_bytes_get_size(out), ==, 8);
+    g_assert_cmpmem(g_bytes_get_data(out, NULL), 8, s16, 8);
+    g_clear_pointer(&out, g_bytes_unref);
+
+    {   /* unsigned 8-bit mono: centred, widened, doubled */
+        const uint8_t u8[] = { 0x80, 0xff, 0x00 };
+
+        f = fmt(8, FALSE, FALSE, FALSE, 1);
+        out = convert(&f, u8, sizeof(u8));
+        g_assert_cmpuint(g_bytes_get_size(out), ==, 12);
+        frame(out, 0, &l, &r);
+        g_assert_cmpint(l, ==, 0);
+        g_assert_cmpint(r, ==, 0);
+        frame(out, 1, &l, &r);
+        g_assert_cmpint(l, ==, 127 * 256);
+        g_assert_cmpint(r, ==, 127 * 256);
+        frame(out, 2, &l, &r);
+        g_assert_cmpint(l, ==, -32768);
+        g_clear_pointer(&out, g_bytes_unref);
+    }
+    {   /* big-endian signed 16-bit stereo */
+        const uint8_t be[] = { 0x12, 0x34, 0xff, 0xfe };
+
+        f = fmt(16, TRUE, FALSE, TRUE, 2);
+        out = convert(&f, be, sizeof(be));
+        frame(out, 0, &l, &r);
+        g_assert_cmpint(l, ==, 0x1234);
+        g_assert_cmpint(r, ==, -2);
+        g_clear_pointer(&out, g_bytes_unref);
+    }
+    {   /* unsigned 16-bit */
+        const uint8_t u16[] = { 0x00, 0x80, 0x00, 0x00 };
+
+        f = fmt(16, FALSE, FALSE, FALSE, 2);
+        out = convert(&f, u16, sizeof(u16));
+        frame(out, 0, &l, &r);
+        g_assert_cmpint(l, ==, 0);
+        g_assert_cmpint(r, ==, -32768);
+        g_clear_pointer(&out, g_bytes_unref);
+    }
+    {   /* float stereo: scaled and clamped, NaN silent */
+        const float fl[] = { 0.5f, -1.0f, 3.0f, NAN };
+
+        f = fmt(32, TRUE, TRUE, FALSE, 2);
+        out = convert(&f, fl, sizeof(fl));
+        frame(out, 0, &l, &r);
+        g_assert_cmpint(l, ==, 16384);
+        g_assert_cmpint(r, ==, -32767);
+        frame(out, 1, &l, &r);
+        g_assert_cmpint(l, ==, 32767);
+        g_assert_cmpint(r, ==, 0);
+        g_clear_pointer(&out, g_bytes_unref);
+    }
+    {   /* signed 32-bit, six channels: the first two, top 16 bits */
+        int32_t s32[6] = { 0x12345678, -0x10000, 7, 7, 7, 7 };
+
+        f = fmt(32, TRUE, FALSE, FALSE, 6);
+        out = convert(&f, s32, sizeof(s32));
+        g_assert_cmpuint(g_bytes_get_size(out), ==, 4);
+        frame(out, 0, &l, &r);
+        g_assert_cmpint(l, ==, 0x1234);
+        g_assert_cmpint(r, ==, -1);
+        g_clear_pointer(&out, g_bytes_unref);
+    }
+    /* Less than one frame: nothing. */
+    f = fmt(32, TRUE, FALSE, FALSE, 2);
+    out = convert(&f, s16, 7);
+    g_assert_cmpuint(g_bytes_get_size(out), ==, 0);
+}
+
+static void test_msg(void)
+{
+    const uint8_t pcm[] = { 1, 2, 3, 4 };
+    const uint16_t vol[] = { 0xffff, 0x0101 };
+    g_autoptr(GBytes) data = g_bytes_new(pcm, sizeof(pcm));
+    g_autoptr(GBytes) m = NULL;
+    gsize size;
+    const uint8_t *p;
+
+    m = qs_msg_playback_mode(0x01020304, SPICE_AUDIO_DATA_MODE_RAW);
+    p = g_bytes_get_data(m, &size);
+    g_assert_cmpuint(size, ==, 6);
+    g_assert_cmpuint(qs_wire_get_u32(p), ==, 0x01020304);
+    g_assert_cmpuint(qs_wire_get_u16(p + 4), ==, SPICE_AUDIO_DATA_MODE_RAW);
+    g_clear_pointer(&m, g_bytes_unref);
+
+    m = qs_msg_playback_start(2, SPICE_AUDIO_FMT_S16, 44100, 77);
+    p = g_bytes_get_data(m, &size);
+    g_assert_cmpuint(size, ==, 14);
+    g_assert_cmpuint(qs_wire_get_u32(p), ==, 2);
+    g_assert_cmpuint(qs_wire_get_u16(p + 4), ==, SPICE_AUDIO_FMT_S16);
+    g_assert_cmpuint(qs_wire_get_u32(p + 6), ==, 44100);
+    g_assert_cmpuint(qs_wire_get_u32(p + 10), ==, 77);
+    g_clear_pointer(&m, g_bytes_unref);
+
+    m = qs_msg_playback_data(99, data);
+    p = g_bytes_get_data(m, &size);
+    g_assert_cmpuint(size, ==, 8);
+    g_assert_cmpuint(qs_wire_get_u32(p), ==, 99);
+    g_assert_cmpmem(p + 4, 4, pcm, 4);
+    g_clear_pointer(&m, g_bytes_unref);
+
+    m = qs_msg_audio_volume(vol, 2);
+    p = g_bytes_get_data(m, &size);
+    g_assert_cmpuint(size, ==, 5);
+    g_assert_cmpuint(p[0], ==, 2);
+    g_assert_cmpuint(qs_wire_get_u16(p + 1), ==, 0xffff);
+    g_assert_cmpuint(qs_wire_get_u16(p + 3), ==, 0x0101);
+    g_clear_pointer(&m, g_bytes_unref);
+
+    m = qs_msg_audio_mute(TRUE);
+    p = g_bytes_get_data(m, &size);
+    g_assert_cmpuint(size, ==, 1);
+    g_assert_cmpuint(p[0], ==, 1);
+
+    g_assert_cmpuint(qs_playback_volume_from_qemu(255), ==, 65535);
+    g_assert_cmpuint(qs_playback_volume_from_qemu(0), ==, 0);
+}
+
+/* ---- the channel ----------------------------------------------------------- */
+
+typedef struct {
+    QsScreen *screen;
+    QsChannels *hub;
+    QsConn *main, *playback;
+    uint32_t session_id;
+} Fixture;
+
+static QsConn *link_channel(Fixture *fx, guint8 type, guint32 conn_id, guint32 caps,
+                            SpiceLinkErr expect, guint32 *server_cap0)
+{
+    const QsServerCallbacks *cb = qs_channels_server_callbacks();
+    QsConn *conn = fake_conn_new(type, 0, conn_id, caps);
+    guint32 server_caps[QS_SERVER_MAX_CHANNEL_CAPS] = { 0 };
+    guint n_caps = 0;
+    guint32 session_id = 0;
+    SpiceLinkErr err;
+
+    err = cb->prepare(qs_conn_get_link_info(conn), server_caps, &n_caps, fx->hub);
+    if (err == SPICE_LINK_ERR_OK) {
+        err = cb->authorize(qs_conn_get_link_info(conn), &session_id, fx->hub);
+    }
+    g_assert_cmpint(err, ==, expect);
+    if (server_cap0) {
+        *server_cap0 = n_caps ? server_caps[0] : 0;
+    }
+    if (err != SPICE_LINK_ERR_OK) {
+        qs_conn_unref(conn);
+        return NULL;
+    }
+    fake_conn_set_session_id(conn, session_id);
+    cb->attach(qs_conn_ref(conn), fx->hub);
+    return conn;
+}
+
+static char *sent_types(QsConn *conn)
+{
+    GArray *sent = fake_conn_sent(conn);
+    GString *s = g_string_new(NULL);
+
+    for (guint i = 0; i < sent->len; i++) {
+        g_string_append_printf(s, "%s%u", s->len ? "," : "",
+                               g_array_index(sent, FakeMsg, i).type);
+    }
+    return g_string_free(s, FALSE);
+}
+
+#define CHECK_TYPES(conn, expect)                                           \
+    do {                                                                    \
+        g_autofree char *t_ = sent_types(conn);                             \
+        g_assert_cmpstr(t_, ==, expect);                                    \
+    } while (0)
+
+static const uint8_t *sent_body(QsConn *conn, guint i, gsize *size)
+{
+    GArray *sent = fake_conn_sent(conn);
+
+    g_assert_cmpuint(i, <, sent->len);
+    return g_bytes_get_data(g_array_index(sent, FakeMsg, i).payload, size);
+}
+
+/* The channel types CHANNELS_LIST names, e.g. "2,3,4,5". */
+static char *channels_list(Fixture *fx)
+{
+    GString *s = g_string_new(NULL);
+    gsize size;
+    const uint8_t *p;
+
+    fake_conn_clear(fx->main);
+    fake_conn_deliver(fx->main, SPICE_MSGC_MAIN_ATTACH_CHANNELS, NULL, 0);
+    CHECK_TYPES(fx->main, "104");
+    p = sent_body(fx->main, 0, &size);
+    g_assert_cmpuint(size, ==, 4 + 2 * qs_wire_get_u32(p));
+    for (uint32_t i = 0; i < qs_wire_get_u32(p); i++) {
+        g_string_append_printf(s, "%s%u", s->len ? "," : "", p[4 + 2 * i]);
+    }
+    fake_conn_clear(fx->main);
+    return g_string_free(s, FALSE);
+}
+
+static GBytes *tone(guint frames)
+{
+    g_autofree uint8_t *p = g_malloc0(frames * 4u);
+
+    for (guint i = 0; i < frames * 4u; i++) {
+        p[i] = (uint8_t)i;
+    }
+    return g_bytes_new(p, frames * 4u);
+}
+
+static void test_channel(void)
+{
+    Fixture fx = { 0 };
+    QsChannelsConfig cfg = { "vm", NULL, NULL, NULL, NULL, NULL, 0 };
+    g_autoptr(GBytes) pcm = tone(441);     /* 10 ms at 44100 */
+    g_autofree char *list = NULL;
+    guint32 cap0 = 0;
+    gsize size;
+    const uint8_t *p;
+    uint32_t t0;
+
+    fx.screen = qs_screen_new();
+    cfg.screen = fx.screen;
+    fx.hub = qs_channels_new(&cfg);
+    fx.main = link_channel(&fx, SPICE_CHANNEL_MAIN, 0, 0, SPICE_LINK_ERR_OK, NULL);
+    fx.session_id = qs_channels_get_session_id(fx.hub);
+
+    /* No audio from qemu: not listed, not linkable. */
+    list = channels_list(&fx);
+    g_assert_cmpstr(list, ==, "2,3,4");
+    g_clear_pointer(&list, g_free);
+    g_assert_null(link_channel(&fx, SPICE_CHANNEL_PLAYBACK, fx.session_id,
+                               1u << SPICE_PLAYBACK_CAP_VOLUME,
+                               SPICE_LINK_ERR_CHANNEL_NOT_AVAILABLE, NULL));
+
+    /* Audio: listed, linkable, volume known before the client came. */
+    qs_channels_audio_set_available(fx.hub, TRUE);
+    qs_channels_audio_volume(fx.hub, FALSE, (const uint8_t[]){ 255, 128 }, 2);
+    list = channels_list(&fx);
+    g_assert_cmpstr(list, ==, "2,3,4,5");
+    fx.playback = link_channel(&fx, SPICE_CHANNEL_PLAYBACK, fx.session_id,
+                               1u << SPICE_PLAYBACK_CAP_VOLUME, SPICE_LINK_ERR_OK, &cap0);
+    g_assert_true(cap0 & (1u << SPICE_PLAYBACK_CAP_VOLUME));
+    g_assert_false(cap0 & (1u << SPICE_PLAYBACK_CAP_OPUS));
+    CHECK_TYPES(fx.playback, "105,106");
+    p = sent_body(fx.playback, 0, &size);
+    g_assert_cmpuint(size, ==, 5);
+    g_assert_cmpuint(qs_wire_get_u16(p + 1), ==, 65535);
+    g_assert_cmpuint(qs_wire_get_u16(p + 3), ==, 128 * 257);
+    p = sent_body(fx.playback, 1, &size);
+    g_assert_cmpuint(p[0], ==, 0);
+    fake_conn_clear(fx.playback);
+
+    /* Sound before START is not sent; then MODE raw, START, DATA. */
+    qs_channels_audio_data(fx.hub, pcm);
+    CHECK_TYPES(fx.playback, "");
+    qs_channels_audio_start(fx.hub, 44100);
+    CHECK_TYPES(fx.playback, "102,103");
+    p = sent_body(fx.playback, 0, &size);
+    g_assert_cmpuint(qs_wire_get_u16(p + 4), ==, SPICE_AUDIO_DATA_MODE_RAW);
+    p = sent_body(fx.playback, 1, &size);
+    g_assert_cmpuint(qs_wire_get_u32(p), ==, 2);
+    g_assert_cmpuint(qs_wire_get_u16(p + 4), ==, SPICE_AUDIO_FMT_S16);
+    g_assert_cmpuint(qs_wire_get_u32(p + 6), ==, 44100);
+    t0 = qs_wire_get_u32(p + 10);
+    fake_conn_clear(fx.playback);
+    qs_channels_audio_data(fx.hub, pcm);
+    CHECK_TYPES(fx.playback, "101");
+    p = sent_body(fx.playback, 0, &size);
+    g_assert_cmpuint(size, ==, 4 + 441 * 4);
+    g_assert_cmpint((int32_t)(qs_wire_get_u32(p) - t0), >=, 0);
+    g_assert_cmpmem(p + 4, size - 4, g_bytes_get_data(pcm, NULL), 441 * 4);
+    fake_conn_clear(fx.playback);
+
+    /* A client that does not read: sound waits in the channel, at most
+     * 200 ms of it, the oldest dropped; all of it goes once it reads. */
+    fake_conn_set_queued(fx.playback, 1024 * 1024);
+    for (guint i = 0; i < 50; i++) {
+        qs_channels_audio_data(fx.hub, pcm);
+    }
+    CHECK_TYPES(fx.playback, "");
+    fake_conn_drain(fx.playback);
+    fake_loop_run_pending();
+    /* 200 ms at 44100 Hz is 35280 bytes: 19 DATA of 4 + 1764 bytes. */
+    g_assert_cmpuint(fake_conn_sent(fx.playback)->len, ==, 19);
+    fake_conn_clear(fx.playback);
+
+    /* Mute, then STOP; a new client of a playing qemu gets START at once. */
+    qs_channels_audio_volume(fx.hub, TRUE, (const uint8_t[]){ 10, 10 }, 2);
+    CHECK_TYPES(fx.playback, "105,106");
+    p = sent_body(fx.playback, 1, &size);
+    g_assert_cmpuint(p[0], ==, 1);
+    fake_conn_clear(fx.playback);
+    qs_channels_audio_stop(fx.hub);
+    CHECK_TYPES(fx.playback, "104");
+    fake_conn_clear(fx.playback);
+    qs_channels_audio_data(fx.hub, pcm);
+    CHECK_TYPES(fx.playback, "");
+    qs_channels_audio_start(fx.hub, 48000);
+    qs_conn_unref(fx.playback);
+    fx.playback = link_channel(&fx, SPICE_CHANNEL_PLAYBACK, fx.session_id, 0,
+                               SPICE_LINK_ERR_OK, NULL);
+    CHECK_TYPES(fx.playback, "102,103");     /* no VOLUME cap: no volume */
+
+    /* Playback has no client messages of its own. */
+    fake_conn_deliver(fx.playback, 101, NULL, 0);
+    g_assert_nonnull(fake_conn_close_reason(fx.playback));
+
+    qs_channels_free(fx.hub);
+    fake_loop_run_pending();
+    qs_conn_unref(fx.main);
+    qs_conn_unref(fx.playback);
+    qs_screen_free(fx.screen);
+}
+
+int main(int argc, char **argv)
+{
+    g_test_init(&argc, &argv, NULL);
+    g_test_add_func("/channels/playback/pcm", test_pcm);
+    g_test_add_func("/channels/playback/msg", test_msg);
+    g_test_add_func("/channels/playback/channel", test_channel);
+    return g_test_run();
+}

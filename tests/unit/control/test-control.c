@@ -1,0 +1,353 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* QsControl against a real GDBus client in this process: calls reach the
+ * ops, their errors reach the caller, Leaving reaches peers, peers are
+ * bounded. */
+#include <glib/gstdio.h>
+#include <gio/gio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "control/qs-control.h"
+
+typedef struct {
+    char *password;
+    gint64 expiry_us;
+    gboolean disconnect;
+    guint clients;
+    gsize cert_len, key_len;
+} Fake;
+
+static gboolean fake_set_ticket(const char *password, gsize len,
+                                gint64 expiry_us, gboolean disconnect,
+                                guint *kept, gpointer data, GError **error)
+{
+    Fake *f = data;
+
+    if (len == 0) {
+        g_set_error(error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
+                    "empty password");
+        return FALSE;
+    }
+    g_free(f->password);
+    f->password = g_strndup(password, len);
+    f->expiry_us = expiry_us;
+    f->disconnect = disconnect;
+    if (disconnect) {
+        f->clients = 0;
+    }
+    *kept = f->clients;
+    return TRUE;
+}
+
+static gboolean fake_set_certs(const guint8 *cert, gsize cert_len,
+                               const guint8 *key, gsize key_len,
+                               gpointer data, GError **error)
+{
+    Fake *f = data;
+
+    (void)cert, (void)key;
+    if (key_len < 10) {
+        g_set_error(error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA, "bad key");
+        return FALSE;
+    }
+    f->cert_len = cert_len;
+    f->key_len = key_len;
+    return TRUE;
+}
+
+static GVariant *fake_clients(gpointer data)
+{
+    Fake *f = data;
+    GVariantBuilder b;
+
+    g_variant_builder_init(&b, G_VARIANT_TYPE("aa{sv}"));
+    for (guint i = 0; i < f->clients; i++) {
+        g_variant_builder_open(&b, G_VARIANT_TYPE_VARDICT);
+        g_variant_builder_add(&b, "{sv}", "address",
+                              g_variant_new_string("127.0.0.1:5000"));
+        g_variant_builder_close(&b);
+    }
+    return g_variant_builder_end(&b);
+}
+
+static const QsControlOps fake_ops = {
+    .set_ticket = fake_set_ticket,
+    .set_certificates = fake_set_certs,
+    .list_clients = fake_clients,
+};
+
+typedef struct {
+    char *dir;
+    char *path;
+    Fake fake;
+    QsControl *ctl;
+} Fixture;
+
+static int bind_at(const char *path)
+{
+    struct sockaddr_un sa = { .sun_family = AF_UNIX };
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+    g_assert_cmpint(fd, >=, 0);
+    g_assert_cmpuint(strlen(path), <, sizeof(sa.sun_path));
+    strcpy(sa.sun_path, path);
+    g_assert_cmpint(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), ==, 0);
+    g_assert_cmpint(listen(fd, 8), ==, 0);
+    return fd;
+}
+
+static void setup(Fixture *fx, gconstpointer data)
+{
+    g_autoptr(GError) error = NULL;
+
+    (void)data;
+    fx->dir = g_dir_make_tmp("qs-control-XXXXXX", &error);
+    g_assert_no_error(error);
+    fx->path = g_build_filename(fx->dir, "ctl", NULL);
+    fx->ctl = qs_control_new(bind_at(fx->path), &fake_ops, &fx->fake, &error);
+    g_assert_no_error(error);
+    g_assert_nonnull(fx->ctl);
+}
+
+static void teardown(Fixture *fx, gconstpointer data)
+{
+    (void)data;
+    qs_control_free(fx->ctl);
+    g_unlink(fx->path);
+    g_rmdir(fx->dir);
+    g_free(fx->path);
+    g_free(fx->dir);
+    g_free(fx->fake.password);
+}
+
+/* The server runs in this thread's context: every client step spins it. */
+typedef struct {
+    GObject *obj;
+    GError *error;
+    gboolean done;
+} Wait;
+
+static void on_conn(GObject *src, GAsyncResult *res, gpointer data)
+{
+    Wait *w = data;
+
+    (void)src;
+    w->obj = G_OBJECT(g_dbus_connection_new_for_address_finish(res,
+                                                               &w->error));
+    w->done = TRUE;
+}
+
+static GDBusConnection *connect_peer(Fixture *fx, GError **error)
+{
+    g_autofree char *addr = g_strconcat("unix:path=", fx->path, NULL);
+    Wait w = { 0 };
+    gint64 deadline = g_get_monotonic_time() + 5 * G_USEC_PER_SEC;
+
+    g_dbus_connection_new_for_address(addr,
+        G_DBUS_CONNECTION_FLAGS_AUTHENTICATION_CLIENT, NULL, NULL, on_conn,
+        &w);
+    while (!w.done && g_get_monotonic_time() < deadline) {
+        g_main_context_iteration(NULL, FALSE) || (g_usleep(1000), 0);
+    }
+    g_assert_true(w.done);
+    if (w.error) {
+        g_propagate_error(error, w.error);
+    }
+    return (GDBusConnection *)w.obj;
+}
+
+static void on_reply(GObject *src, GAsyncResult *res, gpointer data)
+{
+    Wait *w = data;
+
+    w->obj = (GObject *)g_dbus_connection_call_finish(G_DBUS_CONNECTION(src),
+                                                     res, &w->error);
+    w->done = TRUE;
+}
+
+/* Returns the reply (a GVariant, cast) or NULL with *error set. */
+static GVariant *call(GDBusConnection *c, const char *method, GVariant *args,
+                      GError **error)
+{
+    Wait w = { 0 };
+    gint64 deadline = g_get_monotonic_time() + 5 * G_USEC_PER_SEC;
+
+    g_dbus_connection_call(c, NULL, QS_CONTROL_PATH, QS_CONTROL_INTERFACE,
+                           method, args, NULL, G_DBUS_CALL_FLAGS_NONE, 5000,
+                           NULL, on_reply, &w);
+    while (!w.done && g_get_monotonic_time() < deadline) {
+        g_main_context_iteration(NULL, FALSE) || (g_usleep(1000), 0);
+    }
+    g_assert_true(w.done);
+    if (w.error) {
+        g_propagate_error(error, w.error);
+    }
+    return (GVariant *)w.obj;
+}
+
+static void test_set_ticket(Fixture *fx, gconstpointer data)
+{
+    g_autoptr(GError) error = NULL;
+    g_autoptr(GDBusConnection) c = connect_peer(fx, &error);
+    g_autoptr(GVariant) r = NULL;
+    guint kept = 99;
+
+    (void)data;
+    g_assert_no_error(error);
+    fx->fake.clients = 1;
+    r = call(c, "SetTicket", g_variant_new("(sxb)", "s3cret", (gint64)1700000000,
+                                           FALSE), &error);
+    g_assert_no_error(error);
+    g_variant_get(r, "(u)", &kept);
+    g_assert_cmpuint(kept, ==, 1);
+    g_assert_cmpstr(fx->fake.password, ==, "s3cret");
+    g_assert_cmpint(fx->fake.expiry_us, ==, (gint64)1700000000 * G_USEC_PER_SEC);
+    g_clear_pointer(&r, g_variant_unref);
+
+    r = call(c, "SetTicket", g_variant_new("(sxb)", "other", (gint64)0, TRUE),
+             &error);
+    g_assert_no_error(error);
+    g_variant_get(r, "(u)", &kept);
+    g_assert_cmpuint(kept, ==, 0);
+    g_assert_true(fx->fake.disconnect);
+    g_assert_cmpint(fx->fake.expiry_us, ==, 0);
+    g_clear_pointer(&r, g_variant_unref);
+
+    /* the op's refusal and a bad expiry are errors the caller sees */
+    r = call(c, "SetTicket", g_variant_new("(sxb)", "", (gint64)0, FALSE),
+             &error);
+    g_assert_null(r);
+    g_assert_true(error && strstr(error->message, "empty password"));
+    g_clear_error(&error);
+    r = call(c, "SetTicket", g_variant_new("(sxb)", "x", (gint64)-5, FALSE),
+             &error);
+    g_assert_null(r);
+    g_assert_true(error && strstr(error->message, "expiry"));
+    g_assert_cmpstr(fx->fake.password, ==, "other");
+}
+
+static void test_certificates_and_status(Fixture *fx, gconstpointer data)
+{
+    g_autoptr(GError) error = NULL;
+    g_autoptr(GDBusConnection) c = connect_peer(fx, &error);
+    g_autoptr(GVariant) r = NULL;
+    g_autoptr(GVariant) st = NULL;
+    g_autoptr(GVariant) clients = NULL;
+    const guint8 cert[20] = { 1 }, key[12] = { 2 };
+    gint64 started = 0;
+
+    (void)data;
+    g_assert_no_error(error);
+    r = call(c, "SetCertificates",
+             g_variant_new("(@ay@ay)",
+                 g_variant_new_fixed_array(G_VARIANT_TYPE_BYTE, cert, 20, 1),
+                 g_variant_new_fixed_array(G_VARIANT_TYPE_BYTE, key, 12, 1)),
+             &error);
+    g_assert_no_error(error);
+    g_assert_cmpuint(fx->fake.cert_len, ==, 20);
+    g_assert_cmpuint(fx->fake.key_len, ==, 12);
+    g_clear_pointer(&r, g_variant_unref);
+    r = call(c, "SetCertificates",
+             g_variant_new("(@ay@ay)",
+                 g_variant_new_fixed_array(G_VARIANT_TYPE_BYTE, cert, 20, 1),
+                 g_variant_new_fixed_array(G_VARIANT_TYPE_BYTE, key, 3, 1)),
+             &error);
+    g_assert_null(r);
+    g_assert_true(error && strstr(error->message, "bad key"));
+    g_clear_error(&error);
+
+    fx->fake.clients = 1;
+    r = call(c, "GetStatus", NULL, &error);
+    g_assert_no_error(error);
+    st = g_variant_get_child_value(r, 0);
+    g_assert_true(g_variant_lookup(st, "started", "x", &started));
+    g_assert_cmpint(ABS(started - g_get_real_time() / G_USEC_PER_SEC), <, 60);
+    clients = g_variant_lookup_value(st, "clients", G_VARIANT_TYPE("aa{sv}"));
+    g_assert_nonnull(clients);
+    g_assert_cmpuint(g_variant_n_children(clients), ==, 1);
+}
+
+static void on_leaving(GDBusConnection *c, const char *sender,
+                       const char *path, const char *iface, const char *name,
+                       GVariant *params, gpointer data)
+{
+    char **reason = data;
+
+    (void)c, (void)sender, (void)path, (void)iface, (void)name;
+    g_variant_get(params, "(s)", reason);
+}
+
+static void test_leaving(Fixture *fx, gconstpointer data)
+{
+    g_autoptr(GError) error = NULL;
+    g_autoptr(GDBusConnection) c = connect_peer(fx, &error);
+    g_autoptr(GVariant) r = NULL;
+    g_autofree char *reason = NULL;
+    gint64 deadline;
+
+    (void)data;
+    g_assert_no_error(error);
+    g_dbus_connection_signal_subscribe(c, NULL, QS_CONTROL_INTERFACE,
+                                       "Leaving", QS_CONTROL_PATH, NULL,
+                                       G_DBUS_SIGNAL_FLAGS_NONE, on_leaving,
+                                       &reason, NULL);
+    /* a round trip, so the server has the peer registered */
+    r = call(c, "GetStatus", NULL, &error);
+    g_assert_no_error(error);
+    qs_control_leaving(fx->ctl, "qemu went away");
+    deadline = g_get_monotonic_time() + 5 * G_USEC_PER_SEC;
+    while (!reason && g_get_monotonic_time() < deadline) {
+        g_main_context_iteration(NULL, FALSE) || (g_usleep(1000), 0);
+    }
+    g_assert_cmpstr(reason, ==, "qemu went away");
+}
+
+static void test_peer_bound(Fixture *fx, gconstpointer data)
+{
+    GDBusConnection *peers[QS_CONTROL_MAX_PEERS] = { NULL };
+    g_autoptr(GError) error = NULL;
+    g_autoptr(GDBusConnection) extra = NULL;
+
+    (void)data;
+    for (guint i = 0; i < QS_CONTROL_MAX_PEERS; i++) {
+        g_autoptr(GVariant) r = NULL;
+
+        peers[i] = connect_peer(fx, &error);
+        g_assert_no_error(error);
+        r = call(peers[i], "GetStatus", NULL, &error);
+        g_assert_no_error(error);
+    }
+    extra = connect_peer(fx, &error);
+    g_assert_null(extra);
+    g_assert_nonnull(error);
+    g_clear_error(&error);
+    /* one leaves: there is room again */
+    g_dbus_connection_close_sync(peers[0], NULL, NULL);
+    g_clear_object(&peers[0]);
+    for (int i = 0; i < 50; i++) {
+        g_main_context_iteration(NULL, FALSE);
+        g_usleep(2000);
+    }
+    extra = connect_peer(fx, &error);
+    g_assert_no_error(error);
+    g_assert_nonnull(extra);
+    for (guint i = 1; i < QS_CONTROL_MAX_PEERS; i++) {
+        g_object_unref(peers[i]);
+    }
+}
+
+int main(int argc, char **argv)
+{
+    g_test_init(&argc, &argv, NULL);
+    g_test_add("/control/set-ticket", Fixture, NULL, setup, test_set_ticket,
+               teardown);
+    g_test_add("/control/certificates-and-status", Fixture, NULL, setup,
+               test_certificates_and_status, teardown);
+    g_test_add("/control/leaving", Fixture, NULL, setup, test_leaving,
+               teardown);
+    g_test_add("/control/peer-bound", Fixture, NULL, setup, test_peer_bound,
+               teardown);
+    return g_test_run();
+}
