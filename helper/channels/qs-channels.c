@@ -204,11 +204,13 @@ static SpiceLinkErr on_prepare(const QsLinkInfo *info, guint32 *caps,
         set_cap(caps, n_caps, SPICE_INPUTS_CAP_KEY_SCANCODE);
         return SPICE_LINK_ERR_OK;
     case SPICE_CHANNEL_PLAYBACK:
-        /* Only while qemu has D-Bus audio (-audiodev dbus); raw PCM only. */
+        /* Only while qemu has D-Bus audio (-audiodev dbus). Opus when the
+         * client has it too and qemu's rate is one Opus codes. */
         if (!hub->playback.available) {
             return SPICE_LINK_ERR_CHANNEL_NOT_AVAILABLE;
         }
         set_cap(caps, n_caps, SPICE_PLAYBACK_CAP_VOLUME);
+        set_cap(caps, n_caps, SPICE_PLAYBACK_CAP_OPUS);
         return SPICE_LINK_ERR_OK;
     default:
         return SPICE_LINK_ERR_CHANNEL_NOT_AVAILABLE;

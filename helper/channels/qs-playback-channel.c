@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* The playback channel: qemu's sound as raw S16 stereo (MODE, START, DATA, STOP, VOLUME, MUTE), its queue bounded. */
+/* The playback channel: qemu's sound as Opus or raw S16 stereo (MODE, START, DATA, STOP, VOLUME, MUTE), its queue bounded. */
 #include "channels/qs-msg.h"
 #include "channels/qs-playback.h"
 #include "channels/qs-session.h"
+#include "encode/qs-audio-opus.h"
 
 #include <spice/enums.h>
 #include <spice/protocol.h>
@@ -21,9 +22,11 @@
 typedef struct {
     QsChannel base;
     GQueue pending;             /* DATA payloads (GBytes), oldest first */
-    gsize pending_bytes;
+    gsize pending_frames;       /* sound in `pending`, in frames */
     uint32_t last_time;
     gboolean started;           /* START sent, no STOP since */
+    QsOpusEnc *opus;            /* while started in OPUS mode */
+    gboolean told_mode;         /* the mode's log line is out */
     uint64_t dropped;
 } QsPlaybackChannel;
 
@@ -42,7 +45,17 @@ static uint32_t mm_now(QsPlaybackChannel *pb)
 static void clear_pending(QsPlaybackChannel *pb)
 {
     g_queue_clear_full(&pb->pending, (GDestroyNotify)g_bytes_unref);
-    pb->pending_bytes = 0;
+    pb->pending_frames = 0;
+}
+
+/* The frames a queued DATA message holds: the mode is the same for all of
+ * `pending` (a START clears it). */
+static gsize msg_frames(QsPlaybackChannel *pb, GBytes *msg)
+{
+    if (pb->opus) {
+        return qs_opus_enc_frame_size(pb->opus);
+    }
+    return (g_bytes_get_size(msg) - QS_PLAYBACK_DATA_HEADER) / QS_PLAYBACK_BYTES_PER_FRAME;
 }
 
 static void flush(QsPlaybackChannel *pb)
@@ -53,7 +66,7 @@ static void flush(QsPlaybackChannel *pb)
            qs_conn_get_queued_bytes(pb->base.conn) < LOW_WATER &&
            !qs_conn_is_closed(pb->base.conn)) {
         msg = g_queue_pop_head(&pb->pending);
-        pb->pending_bytes -= g_bytes_get_size(msg);
+        pb->pending_frames -= msg_frames(pb, msg);
         qs_channel_send(&pb->base, SPICE_MSG_PLAYBACK_DATA, msg);
     }
 }
@@ -68,13 +81,41 @@ static void send_volume(QsPlaybackChannel *pb, const QsPlaybackState *st)
     qs_channel_send(&pb->base, SPICE_MSG_PLAYBACK_MUTE, qs_msg_audio_mute(st->mute));
 }
 
+/* Opus (a 16th of raw PCM's bytes) when the client decodes it and qemu's
+ * rate is one Opus codes; raw PCM otherwise. Said once per client. */
+static void choose_mode(QsPlaybackChannel *pb, uint32_t freq)
+{
+    g_autoptr(GError) error = NULL;
+    const char *why = NULL;
+
+    g_clear_pointer(&pb->opus, qs_opus_enc_free);
+    if (!qs_channel_has_cap(&pb->base, SPICE_PLAYBACK_CAP_OPUS)) {
+        why = "the client does not decode Opus";
+    } else if (!qs_opus_rate_ok(freq)) {
+        why = "qemu's audio rate is not one Opus codes; give the dbus audiodev "
+              "out.frequency=48000 for Opus";
+    } else if (!(pb->opus = qs_opus_enc_new(freq, &error))) {
+        why = error->message;
+    }
+    if (!pb->told_mode) {
+        if (pb->opus) {
+            g_message("playback: Opus at %u Hz, %d bit/s", freq, QS_OPUS_BITRATE);
+        } else {
+            g_message("playback: raw PCM at %u Hz (%s)", freq, why);
+        }
+        pb->told_mode = TRUE;
+    }
+}
+
 static void send_start(QsPlaybackChannel *pb, uint32_t freq)
 {
     uint32_t now = mm_now(pb);
 
     clear_pending(pb);
+    choose_mode(pb, freq);
     qs_channel_send(&pb->base, SPICE_MSG_PLAYBACK_MODE,
-                    qs_msg_playback_mode(now, SPICE_AUDIO_DATA_MODE_RAW));
+                    qs_msg_playback_mode(now, pb->opus ? SPICE_AUDIO_DATA_MODE_OPUS
+                                                       : SPICE_AUDIO_DATA_MODE_RAW));
     qs_channel_send(&pb->base, SPICE_MSG_PLAYBACK_START,
                     qs_msg_playback_start(QS_PLAYBACK_CHANNELS, SPICE_AUDIO_FMT_S16,
                                           freq, now));
@@ -84,32 +125,52 @@ static void send_start(QsPlaybackChannel *pb, uint32_t freq)
 static void send_stop(QsPlaybackChannel *pb)
 {
     clear_pending(pb);
+    g_clear_pointer(&pb->opus, qs_opus_enc_free);
     if (pb->started) {
         qs_channel_send(&pb->base, SPICE_MSG_PLAYBACK_STOP, NULL);
         pb->started = FALSE;
     }
 }
 
-static void queue_data(QsPlaybackChannel *pb, const QsPlaybackState *st, GBytes *pcm)
+/* Bounded to `max` frames of sound, the oldest dropped first. */
+static void queue_packet(QsPlaybackChannel *pb, gsize max, GBytes *payload)
 {
-    gsize max = (gsize)st->freq * QS_PLAYBACK_BYTES_PER_FRAME * QS_AUDIO_MAX_QUEUE_MS / 1000;
-    GBytes *msg;
+    GBytes *msg = qs_msg_playback_data(mm_now(pb), payload);
 
-    if (!pb->started) {
-        send_start(pb, st->freq);
-    }
-    msg = qs_msg_playback_data(mm_now(pb), pcm);
     g_queue_push_tail(&pb->pending, msg);
-    pb->pending_bytes += g_bytes_get_size(msg);
-    while (pb->pending_bytes > max && g_queue_get_length(&pb->pending) > 1) {
+    pb->pending_frames += msg_frames(pb, msg);
+    while (pb->pending_frames > max && g_queue_get_length(&pb->pending) > 1) {
         GBytes *old = g_queue_pop_head(&pb->pending);
 
-        pb->pending_bytes -= g_bytes_get_size(old);
+        pb->pending_frames -= msg_frames(pb, old);
         g_bytes_unref(old);
         if (pb->dropped++ % 100 == 0) {
             g_debug("playback: client reads too slowly; %" G_GUINT64_FORMAT
                     " packets of old sound dropped", pb->dropped);
         }
+    }
+}
+
+static void queue_data(QsPlaybackChannel *pb, const QsPlaybackState *st, GBytes *pcm)
+{
+    gsize max = (gsize)st->freq * QS_AUDIO_MAX_QUEUE_MS / 1000;
+
+    if (!pb->started) {
+        send_start(pb, st->freq);
+    }
+    if (pb->opus) {
+        g_autoptr(GPtrArray) packets = g_ptr_array_new_with_free_func(
+            (GDestroyNotify)g_bytes_unref);
+        g_autoptr(GError) error = NULL;
+
+        if (!qs_opus_enc_push(pb->opus, pcm, packets, &error)) {
+            g_message("playback: %s", error->message);
+        }
+        for (guint i = 0; i < packets->len; i++) {
+            queue_packet(pb, max, g_ptr_array_index(packets, i));
+        }
+    } else {
+        queue_packet(pb, max, pcm);
     }
     flush(pb);
 }
@@ -127,7 +188,10 @@ static void playback_writable(QsChannel *ch)
 
 static void playback_finalize(QsChannel *ch)
 {
-    clear_pending((QsPlaybackChannel *)ch);
+    QsPlaybackChannel *pb = (QsPlaybackChannel *)ch;
+
+    clear_pending(pb);
+    g_clear_pointer(&pb->opus, qs_opus_enc_free);
 }
 
 static const QsChannelClass playback_class = {

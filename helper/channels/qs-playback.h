@@ -11,6 +11,8 @@
  * (SPICE_AUDIO_FMT_S16, SPICE_AUDIO_DATA_MODE_RAW) at qemu's rate. */
 #define QS_PLAYBACK_CHANNELS 2u
 #define QS_PLAYBACK_BYTES_PER_FRAME 4u
+/* PLAYBACK_DATA's u32 time in front of the sound. */
+#define QS_PLAYBACK_DATA_HEADER 4u
 
 /* Whole frames of `pcm` in `format` (checked by qs_audio_format_check) as
  * S16LE stereo: mono is doubled, channels beyond two are left out, wider

@@ -12,6 +12,9 @@ qemu 7.2 the helper must leave p2p audio alone, see below):
 - the client's playback-start says S16, 2 channels, qemu's rate;
 - playback-data carries that tone: loud, with the beep's frequency (counted
   from zero crossings), and playback-stop follows when the beep stops;
+- with the audiodev at 48 kHz (an Opus rate) spice-gtk gets Opus, decodes
+  it, and the tone is still there (at qemu's default 44100 Hz, raw PCM); the
+  helper names the mode in one line per client;
 - without -audiodev dbus, no playback channel is offered and the helper says
   so in one line;
 - qemu 7.2 over peer-to-peer is left alone (it would crash), over a bus it
@@ -123,9 +126,13 @@ if __name__ != "__main__":
     AUDIODEV = "snd0"
 
     @pytest.mark.timeout(180)
-    def test_tone_reaches_playback(qemu_factory, qemu_flavour, guest, helper_binary):
+    @pytest.mark.parametrize("qemu_rate", [None, 48000], ids=["default-rate", "48k-opus"])
+    def test_tone_reaches_playback(qemu_factory, qemu_flavour, guest, helper_binary, qemu_rate):
+        audiodev = AUDIODEV if qemu_rate is None else f"{AUDIODEV},out.frequency={qemu_rate}"
+        if qemu_flavour == "host" and qemu_rate is not None:
+            pytest.skip("qemu 7.2 over p2p: the helper leaves audio alone")
         q = qemu_factory(cmdline_extra=f"keydraw.beep={BEEP_HZ}",
-                         audiodev=AUDIODEV)
+                         audiodev=audiodev)
         q.wait_serial("BEEP on", timeout=120)
         try:
             with serving(helper_binary, q, "--disable-ticketing") as (h, port):
@@ -154,6 +161,14 @@ if __name__ != "__main__":
             assert int(channels) == 2, what
             assert int(rate) in (44100, 48000), what
         assert "stop" in lines, what
+        modes = [l for l in log.splitlines() if "playback: " in l and " Hz" in l]
+        assert len(modes) == 1, what                    # one line per client
+        if qemu_rate == 48000:
+            assert all(int(r) == 48000 for _, _, _, r in starts), what
+            assert "playback: Opus at 48000 Hz" in modes[0], what
+        else:
+            assert "playback: raw PCM at 44100 Hz" in modes[0], what
+            assert "out.frequency=48000" in modes[0], what
         runs = [l.split() for l in lines if l.startswith("run ")]
         # A whole beep is 2 s; the first run may have begun before the client.
         tones = [(float(secs), int(peak), float(freq)) for _, _, secs, peak, freq in runs

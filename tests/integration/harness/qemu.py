@@ -155,8 +155,9 @@ class Qemu:
         # commands from the serial port (serial_write).
         self.vdagent = vdagent
         self.serial_input = vdagent if serial_input is None else serial_input
-        # audiodev: the id of a dbus audiodev, the PC speaker's output; qemu
-        # exports it on D-Bus only when the -display dbus names it.
+        # audiodev: "ID[,OPTIONS]" of a dbus audiodev (e.g. "snd0" or
+        # "snd0,out.frequency=48000"), the PC speaker's output; qemu exports
+        # it on D-Bus only when the -display dbus names it.
         self.audiodev = audiodev
         self.chroot = None if flavour == "host" else self.paths.require_chroot(flavour)
         self.proc = None
@@ -191,10 +192,11 @@ class Qemu:
                      "-device", "virtio-serial-pci,id=qsvserial",
                      "-device", "virtserialport,bus=qsvserial.0,chardev=qsvdagent,"
                                 "name=com.redhat.spice.0"]
-        audio = f",audiodev={self.audiodev}" if self.audiodev is not None else ""
+        audio_id = self.audiodev.split(",")[0] if self.audiodev is not None else None
+        audio = f",audiodev={audio_id}" if audio_id is not None else ""
         if self.audiodev is not None:
             args += ["-audiodev", f"dbus,id={self.audiodev}",
-                     "-machine", f"pcspk-audiodev={self.audiodev}"]
+                     "-machine", f"pcspk-audiodev={audio_id}"]
         if self.display == "dbus-p2p":
             args += ["-display", f"dbus,p2p=on{audio}"]
         elif self.display == "dbus-bus":

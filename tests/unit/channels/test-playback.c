@@ -295,7 +295,7 @@ static void test_channel(void)
     fx.playback = link_channel(&fx, SPICE_CHANNEL_PLAYBACK, fx.session_id,
                                1u << SPICE_PLAYBACK_CAP_VOLUME, SPICE_LINK_ERR_OK, &cap0);
     g_assert_true(cap0 & (1u << SPICE_PLAYBACK_CAP_VOLUME));
-    g_assert_false(cap0 & (1u << SPICE_PLAYBACK_CAP_OPUS));
+    g_assert_true(cap0 & (1u << SPICE_PLAYBACK_CAP_OPUS));
     CHECK_TYPES(fx.playback, "105,106");
     p = sent_body(fx.playback, 0, &size);
     g_assert_cmpuint(size, ==, 5);
@@ -335,8 +335,8 @@ static void test_channel(void)
     CHECK_TYPES(fx.playback, "");
     fake_conn_drain(fx.playback);
     fake_loop_run_pending();
-    /* 200 ms at 44100 Hz is 35280 bytes: 19 DATA of 4 + 1764 bytes. */
-    g_assert_cmpuint(fake_conn_sent(fx.playback)->len, ==, 19);
+    /* 200 ms at 44100 Hz is 8820 frames: 20 DATA of 441 frames. */
+    g_assert_cmpuint(fake_conn_sent(fx.playback)->len, ==, 20);
     fake_conn_clear(fx.playback);
 
     /* Mute, then STOP; a new client of a playing qemu gets START at once. */
@@ -367,11 +367,86 @@ static void test_channel(void)
     qs_screen_free(fx.screen);
 }
 
+/* A client that decodes Opus gets it at an Opus rate and raw PCM at any
+ * other; a client that does not read holds at most 200 ms of packets. */
+static void test_channel_opus(void)
+{
+    Fixture fx = { 0 };
+    QsChannelsConfig cfg = { "vm", NULL, NULL, NULL, NULL, NULL, 0 };
+    g_autoptr(GBytes) pcm = tone(480);     /* 10 ms at 48000 */
+    const guint32 caps = 1u << SPICE_PLAYBACK_CAP_VOLUME | 1u << SPICE_PLAYBACK_CAP_OPUS;
+    const uint8_t *p;
+    gsize size;
+
+    fx.screen = qs_screen_new();
+    cfg.screen = fx.screen;
+    fx.hub = qs_channels_new(&cfg);
+    fx.main = link_channel(&fx, SPICE_CHANNEL_MAIN, 0, 0, SPICE_LINK_ERR_OK, NULL);
+    fx.session_id = qs_channels_get_session_id(fx.hub);
+    qs_channels_audio_set_available(fx.hub, TRUE);
+    fx.playback = link_channel(&fx, SPICE_CHANNEL_PLAYBACK, fx.session_id, caps,
+                               SPICE_LINK_ERR_OK, NULL);
+
+    qs_channels_audio_start(fx.hub, 48000);
+    CHECK_TYPES(fx.playback, "102,103");
+    p = sent_body(fx.playback, 0, &size);
+    g_assert_cmpuint(qs_wire_get_u16(p + 4), ==, SPICE_AUDIO_DATA_MODE_OPUS);
+    p = sent_body(fx.playback, 1, &size);
+    g_assert_cmpuint(qs_wire_get_u32(p + 6), ==, 48000);
+    fake_conn_clear(fx.playback);
+
+    /* One packet per 10 ms, whatever the writes' sizes. */
+    {
+        g_autoptr(GBytes) half = g_bytes_new_from_bytes(pcm, 0, 240 * 4);
+
+        qs_channels_audio_data(fx.hub, half);
+        CHECK_TYPES(fx.playback, "");
+        qs_channels_audio_data(fx.hub, pcm);
+        CHECK_TYPES(fx.playback, "101");
+        qs_channels_audio_data(fx.hub, half);
+        CHECK_TYPES(fx.playback, "101,101");
+    }
+    p = sent_body(fx.playback, 1, &size);
+    g_assert_cmpuint(size, >, 4);
+    g_assert_cmpuint(size, <, 4 + 480 * 4 / 4);  /* far below raw PCM */
+    fake_conn_clear(fx.playback);
+
+    /* 200 ms at 48000 Hz: 20 packets wait, the older ones are dropped. */
+    fake_conn_set_queued(fx.playback, 1024 * 1024);
+    for (guint i = 0; i < 50; i++) {
+        qs_channels_audio_data(fx.hub, pcm);
+    }
+    CHECK_TYPES(fx.playback, "");
+    fake_conn_drain(fx.playback);
+    fake_loop_run_pending();
+    g_assert_cmpuint(fake_conn_sent(fx.playback)->len, ==, 20);
+    fake_conn_clear(fx.playback);
+
+    /* qemu's 44100 Hz is no Opus rate: raw PCM, even for this client. */
+    qs_channels_audio_stop(fx.hub);
+    qs_channels_audio_start(fx.hub, 44100);
+    CHECK_TYPES(fx.playback, "104,102,103");
+    p = sent_body(fx.playback, 1, &size);
+    g_assert_cmpuint(qs_wire_get_u16(p + 4), ==, SPICE_AUDIO_DATA_MODE_RAW);
+    fake_conn_clear(fx.playback);
+    qs_channels_audio_data(fx.hub, pcm);
+    CHECK_TYPES(fx.playback, "101");
+    p = sent_body(fx.playback, 0, &size);
+    g_assert_cmpuint(size, ==, 4 + 480 * 4);
+
+    qs_channels_free(fx.hub);
+    fake_loop_run_pending();
+    qs_conn_unref(fx.main);
+    qs_conn_unref(fx.playback);
+    qs_screen_free(fx.screen);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
     g_test_add_func("/channels/playback/pcm", test_pcm);
     g_test_add_func("/channels/playback/msg", test_msg);
     g_test_add_func("/channels/playback/channel", test_channel);
+    g_test_add_func("/channels/playback/channel-opus", test_channel_opus);
     return g_test_run();
 }
