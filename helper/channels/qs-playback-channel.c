@@ -4,6 +4,7 @@
 #include "channels/qs-playback.h"
 #include "channels/qs-session.h"
 #include "encode/qs-audio-opus.h"
+#include "encode/qs-audio-resample.h"
 
 #include <spice/enums.h>
 #include <spice/protocol.h>
@@ -18,6 +19,9 @@
  * less than a gap).
  */
 #define LOW_WATER (16u * 1024u)
+/* The rate qemu's others are converted to for Opus: spice-html5 plays
+ * Opus only at 48 kHz. */
+#define OPUS_RATE 48000u
 
 typedef struct {
     QsChannel base;
@@ -26,6 +30,8 @@ typedef struct {
     uint32_t last_time;
     gboolean started;           /* START sent, no STOP since */
     QsOpusEnc *opus;            /* while started in OPUS mode */
+    QsResampler *resampler;     /* qemu's rate to OPUS_RATE, when they differ */
+    uint32_t out_freq;          /* the rate START named */
     gboolean told_mode;         /* the mode's log line is out */
     uint64_t dropped;
 } QsPlaybackChannel;
@@ -81,29 +87,36 @@ static void send_volume(QsPlaybackChannel *pb, const QsPlaybackState *st)
     qs_channel_send(&pb->base, SPICE_MSG_PLAYBACK_MUTE, qs_msg_audio_mute(st->mute));
 }
 
-/* Opus (a 16th of raw PCM's bytes) when the client decodes it and qemu's
- * rate is one Opus codes; raw PCM otherwise. Said once per client. */
+/* Opus (a 16th of raw PCM's bytes) when the client decodes it, at qemu's
+ * rate if Opus codes it and converted to 48 kHz if not; raw PCM at qemu's
+ * rate otherwise. Said once per client. Sets out_freq. */
 static void choose_mode(QsPlaybackChannel *pb, uint32_t freq)
 {
     g_autoptr(GError) error = NULL;
-    const char *why = NULL;
+    uint32_t opus_freq = qs_opus_rate_ok(freq) ? freq : OPUS_RATE;
 
     g_clear_pointer(&pb->opus, qs_opus_enc_free);
-    if (!qs_channel_has_cap(&pb->base, SPICE_PLAYBACK_CAP_OPUS)) {
-        why = "the client does not decode Opus";
-    } else if (!qs_opus_rate_ok(freq)) {
-        why = "qemu's audio rate is not one Opus codes; give the dbus audiodev "
-              "out.frequency=48000 for Opus";
-    } else if (!(pb->opus = qs_opus_enc_new(freq, &error))) {
-        why = error->message;
-    }
-    if (!pb->told_mode) {
-        if (pb->opus) {
-            g_message("playback: Opus at %u Hz, %d bit/s", freq, QS_OPUS_BITRATE);
-        } else {
-            g_message("playback: raw PCM at %u Hz (%s)", freq, why);
+    g_clear_pointer(&pb->resampler, qs_resampler_free);
+    pb->out_freq = freq;
+    if (qs_channel_has_cap(&pb->base, SPICE_PLAYBACK_CAP_OPUS) &&
+        (pb->opus = qs_opus_enc_new(opus_freq, &error))) {
+        pb->out_freq = opus_freq;
+        if (opus_freq != freq) {
+            pb->resampler = qs_resampler_new(freq, opus_freq);
         }
-        pb->told_mode = TRUE;
+    }
+    if (pb->told_mode) {
+        return;
+    }
+    pb->told_mode = TRUE;
+    if (pb->opus && pb->resampler) {
+        g_message("playback: Opus at %u Hz, %d bit/s (qemu's %u Hz converted)",
+                  opus_freq, QS_OPUS_BITRATE, freq);
+    } else if (pb->opus) {
+        g_message("playback: Opus at %u Hz, %d bit/s", opus_freq, QS_OPUS_BITRATE);
+    } else {
+        g_message("playback: raw PCM at %u Hz (%s)", freq,
+                  error ? error->message : "the client does not decode Opus");
     }
 }
 
@@ -118,7 +131,7 @@ static void send_start(QsPlaybackChannel *pb, uint32_t freq)
                                                        : SPICE_AUDIO_DATA_MODE_RAW));
     qs_channel_send(&pb->base, SPICE_MSG_PLAYBACK_START,
                     qs_msg_playback_start(QS_PLAYBACK_CHANNELS, SPICE_AUDIO_FMT_S16,
-                                          freq, now));
+                                          pb->out_freq, now));
     pb->started = TRUE;
 }
 
@@ -126,6 +139,7 @@ static void send_stop(QsPlaybackChannel *pb)
 {
     clear_pending(pb);
     g_clear_pointer(&pb->opus, qs_opus_enc_free);
+    g_clear_pointer(&pb->resampler, qs_resampler_free);
     if (pb->started) {
         qs_channel_send(&pb->base, SPICE_MSG_PLAYBACK_STOP, NULL);
         pb->started = FALSE;
@@ -153,17 +167,20 @@ static void queue_packet(QsPlaybackChannel *pb, gsize max, GBytes *payload)
 
 static void queue_data(QsPlaybackChannel *pb, const QsPlaybackState *st, GBytes *pcm)
 {
-    gsize max = (gsize)st->freq * QS_AUDIO_MAX_QUEUE_MS / 1000;
+    gsize max;
 
     if (!pb->started) {
         send_start(pb, st->freq);
     }
+    max = (gsize)pb->out_freq * QS_AUDIO_MAX_QUEUE_MS / 1000;
     if (pb->opus) {
+        g_autoptr(GBytes) converted = pb->resampler ? qs_resampler_run(pb->resampler, pcm)
+                                                    : g_bytes_ref(pcm);
         g_autoptr(GPtrArray) packets = g_ptr_array_new_with_free_func(
             (GDestroyNotify)g_bytes_unref);
         g_autoptr(GError) error = NULL;
 
-        if (!qs_opus_enc_push(pb->opus, pcm, packets, &error)) {
+        if (!qs_opus_enc_push(pb->opus, converted, packets, &error)) {
             g_message("playback: %s", error->message);
         }
         for (guint i = 0; i < packets->len; i++) {
@@ -192,6 +209,7 @@ static void playback_finalize(QsChannel *ch)
 
     clear_pending(pb);
     g_clear_pointer(&pb->opus, qs_opus_enc_free);
+    g_clear_pointer(&pb->resampler, qs_resampler_free);
 }
 
 static const QsChannelClass playback_class = {

@@ -12,9 +12,11 @@ qemu 7.2 the helper must leave p2p audio alone, see below):
 - the client's playback-start says S16, 2 channels, qemu's rate;
 - playback-data carries that tone: loud, with the beep's frequency (counted
   from zero crossings), and playback-stop follows when the beep stops;
-- with the audiodev at 48 kHz (an Opus rate) spice-gtk gets Opus, decodes
-  it, and the tone is still there (at qemu's default 44100 Hz, raw PCM); the
-  helper names the mode in one line per client;
+- spice-gtk gets Opus and decodes it, and the tone is still there: at
+  qemu's default 44100 Hz converted to 48 kHz, with the audiodev at 48 kHz
+  as it is; a client without Opus (SPICE_DISABLE_OPUS, spice-gtk's own
+  switch) gets raw PCM at qemu's rate; the helper names the mode in one
+  line per client;
 - without -audiodev dbus, no playback channel is offered and the helper says
   so in one line;
 - qemu 7.2 over peer-to-peer is left alone (it would crash), over a bus it
@@ -24,6 +26,7 @@ Run this file as a script for the SPICE client side (Debian's python, gi):
   /usr/bin/python3 test_audio.py client HOST PORT SECONDS
 """
 
+import os
 import subprocess
 import sys
 
@@ -116,27 +119,34 @@ if __name__ != "__main__":
     from serve_support import free_tcp_port, serving
     from test_display_support import Helper
 
-    def run_client(port, seconds):
+    def run_client(port, seconds, opus=True):
+        env = dict(os.environ)
+        if opus:
+            env.pop("SPICE_DISABLE_OPUS", None)
+        else:
+            env["SPICE_DISABLE_OPUS"] = "1"
         proc = subprocess.run(["/usr/bin/python3", __file__, "client", "127.0.0.1",
                                str(port), str(seconds)],
                               capture_output=True, text=True, timeout=seconds + 30,
-                              stdin=subprocess.DEVNULL)
+                              stdin=subprocess.DEVNULL, env=env)
         return proc.stdout.splitlines(), proc.stderr
 
     AUDIODEV = "snd0"
 
     @pytest.mark.timeout(180)
-    @pytest.mark.parametrize("qemu_rate", [None, 48000], ids=["default-rate", "48k-opus"])
-    def test_tone_reaches_playback(qemu_factory, qemu_flavour, guest, helper_binary, qemu_rate):
+    @pytest.mark.parametrize("qemu_rate,opus", [(None, True), (48000, True), (None, False)],
+                             ids=["44k-opus", "48k-opus", "44k-raw"])
+    def test_tone_reaches_playback(qemu_factory, qemu_flavour, guest, helper_binary,
+                                   qemu_rate, opus):
         audiodev = AUDIODEV if qemu_rate is None else f"{AUDIODEV},out.frequency={qemu_rate}"
-        if qemu_flavour == "host" and qemu_rate is not None:
+        if qemu_flavour == "host" and (qemu_rate is not None or not opus):
             pytest.skip("qemu 7.2 over p2p: the helper leaves audio alone")
         q = qemu_factory(cmdline_extra=f"keydraw.beep={BEEP_HZ}",
                          audiodev=audiodev)
         q.wait_serial("BEEP on", timeout=120)
         try:
             with serving(helper_binary, q, "--disable-ticketing") as (h, port):
-                lines, stderr = run_client(port, 9)
+                lines, stderr = run_client(port, 9, opus=opus)
             log = h.stderr()                # after exit: sanitizer reports too
         except AssertionError as e:
             raise AssertionError(f"{e}\nqemu: {q.stderr_tail()}") from None
@@ -163,12 +173,17 @@ if __name__ != "__main__":
         assert "stop" in lines, what
         modes = [l for l in log.splitlines() if "playback: " in l and " Hz" in l]
         assert len(modes) == 1, what                    # one line per client
-        if qemu_rate == 48000:
+        if not opus:
+            assert all(int(r) == 44100 for _, _, _, r in starts), what
+            assert "playback: raw PCM at 44100 Hz (the client does not decode Opus)" \
+                in modes[0], what
+        elif qemu_rate == 48000:
             assert all(int(r) == 48000 for _, _, _, r in starts), what
-            assert "playback: Opus at 48000 Hz" in modes[0], what
+            assert modes[0].endswith("playback: Opus at 48000 Hz, 96000 bit/s"), what
         else:
-            assert "playback: raw PCM at 44100 Hz" in modes[0], what
-            assert "out.frequency=48000" in modes[0], what
+            assert all(int(r) == 48000 for _, _, _, r in starts), what
+            assert "playback: Opus at 48000 Hz, 96000 bit/s (qemu's 44100 Hz converted)" \
+                in modes[0], what
         runs = [l.split() for l in lines if l.startswith("run ")]
         # A whole beep is 2 s; the first run may have begun before the client.
         tones = [(float(secs), int(peak), float(freq)) for _, _, secs, peak, freq in runs

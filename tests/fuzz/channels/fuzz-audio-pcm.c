@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* Fuzz target: qemu's AudioOutListener.Init arguments (validated) and Write data converted to S16 stereo. */
+/* Fuzz target: qemu's AudioOutListener.Init arguments (validated) and Write data converted to S16 stereo, to 48 kHz and to Opus. */
 #include "channels/qs-playback.h"
+#include "encode/qs-audio-opus.h"
+#include "encode/qs-audio-resample.h"
 #include "encode/qs-wire.h"
 
 /*
@@ -41,6 +43,23 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     frames = (size - HEADER) / f.bytes_per_frame;
     if (g_bytes_get_size(out) != frames * QS_PLAYBACK_BYTES_PER_FRAME) {
         __builtin_trap();
+    }
+    {
+        /* The playback channel's Opus path at any rate qemu may announce. */
+        QsResampler *rs = qs_resampler_new(f.freq, 48000);
+        GBytes *at48 = qs_resampler_run(rs, out);
+        QsOpusEnc *enc = qs_opus_enc_new(48000, NULL);
+        GPtrArray *packets = g_ptr_array_new_with_free_func((GDestroyNotify)g_bytes_unref);
+
+        if (g_bytes_get_size(at48) / QS_PLAYBACK_BYTES_PER_FRAME >
+            (uint64_t)frames * 48000 / f.freq + 2) {
+            __builtin_trap();
+        }
+        qs_opus_enc_push(enc, at48, packets, NULL);
+        g_ptr_array_unref(packets);
+        qs_opus_enc_free(enc);
+        g_bytes_unref(at48);
+        qs_resampler_free(rs);
     }
     g_bytes_unref(out);
     g_bytes_unref(pcm);

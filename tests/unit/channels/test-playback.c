@@ -367,8 +367,9 @@ static void test_channel(void)
     qs_screen_free(fx.screen);
 }
 
-/* A client that decodes Opus gets it at an Opus rate and raw PCM at any
- * other; a client that does not read holds at most 200 ms of packets. */
+/* A client that decodes Opus gets it, at qemu's rate when Opus codes it and
+ * converted to 48 kHz when not; a client that does not read holds at most
+ * 200 ms of packets. (Raw PCM for a client without OPUS: test_channel.) */
 static void test_channel_opus(void)
 {
     Fixture fx = { 0 };
@@ -422,17 +423,27 @@ static void test_channel_opus(void)
     g_assert_cmpuint(fake_conn_sent(fx.playback)->len, ==, 20);
     fake_conn_clear(fx.playback);
 
-    /* qemu's 44100 Hz is no Opus rate: raw PCM, even for this client. */
+    /* qemu's 44100 Hz is no Opus rate: converted to 48000, where a second
+     * of qemu's sound makes 100 packets (give or take the one in progress). */
     qs_channels_audio_stop(fx.hub);
     qs_channels_audio_start(fx.hub, 44100);
     CHECK_TYPES(fx.playback, "104,102,103");
     p = sent_body(fx.playback, 1, &size);
-    g_assert_cmpuint(qs_wire_get_u16(p + 4), ==, SPICE_AUDIO_DATA_MODE_RAW);
+    g_assert_cmpuint(qs_wire_get_u16(p + 4), ==, SPICE_AUDIO_DATA_MODE_OPUS);
+    p = sent_body(fx.playback, 2, &size);
+    g_assert_cmpuint(qs_wire_get_u32(p + 6), ==, 48000);
     fake_conn_clear(fx.playback);
-    qs_channels_audio_data(fx.hub, pcm);
-    CHECK_TYPES(fx.playback, "101");
-    p = sent_body(fx.playback, 0, &size);
-    g_assert_cmpuint(size, ==, 4 + 480 * 4);
+    {
+        g_autoptr(GBytes) pcm441 = tone(441);
+
+        for (guint i = 0; i < 100; i++) {
+            qs_channels_audio_data(fx.hub, pcm441);
+            fake_conn_drain(fx.playback);
+            fake_loop_run_pending();
+        }
+    }
+    g_assert_cmpuint(fake_conn_sent(fx.playback)->len, >=, 99);
+    g_assert_cmpuint(fake_conn_sent(fx.playback)->len, <=, 100);
 
     qs_channels_free(fx.hub);
     fake_loop_run_pending();
