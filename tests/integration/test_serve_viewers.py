@@ -7,61 +7,24 @@ qemu's screendump; the viewer's screenshot must contain it (found by a
 distinctive block of the screendump, then compared over the whole guest
 picture at that offset)."""
 
-import http.server
 import io
 import os
-import threading
-import shutil
 import subprocess
-import tempfile
 import time
 
 import pytest
 from PIL import Image
 
 from harness import Xvfb
-from harness.qemu import free_tcp_port
+from html5_support import (HOLD_PATH, HTML5_DIR, console_lines, page_server, require_html5,
+                           run_chromium, websockify)
 from serve_support import (READY_TIMEOUT, distinctive_block, find_block, require_tool,
                            serving, ticket_file)
 
 PASSWORD = "viewer-ticket"
-HTML5_DIR = "/usr/share/spice-html5"
-# Headless Chromium's --screenshot fires at the page's load event, and
-# --virtual-time-budget runs timers ahead of the real-time websocket. So the
-# page is a wrapper whose load event waits for an image the test's own HTTP
-# server delivers only after this many seconds, with spice-html5 in an iframe.
+# The wrapper page's load event (the screenshot) waits this long; the page
+# holds spice-html5 in an iframe.
 HOLD_SECONDS = 15
-PNG_1PX = bytes.fromhex("89504e470d0a1a0a0000000d4948445200000001000000010806000000"
-                        "1f15c4890000000d49444154789c6360000002000001e221bc3300000000"
-                        "49454e44ae426082")
-
-
-def wrapper_server(spice_url):
-    """A loopback HTTP server: / is the wrapper page, /hold the late image."""
-    page = ("<!doctype html><html><body style='margin:0'>"
-            f"<iframe src='{spice_url}' style='border:0;width:1400px;height:1000px'>"
-            "</iframe><img src='/hold' style='display:none'></body></html>").encode()
-
-    class Handler(http.server.BaseHTTPRequestHandler):
-        def do_GET(self):
-            if self.path == "/hold":
-                time.sleep(HOLD_SECONDS)
-                body, ctype = PNG_1PX, "image/png"
-            else:
-                body, ctype = page, "text/html"
-            self.send_response(200)
-            self.send_header("Content-Type", ctype)
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        def log_message(self, *args):
-            pass
-
-    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    srv.daemon_threads = True
-    threading.Thread(target=srv.serve_forever, daemon=True).start()
-    return srv
 
 
 def stopped_guest(qemu_factory, guest):
@@ -166,63 +129,33 @@ def test_remote_viewer_shows_guest(qemu_factory, guest, helper_binary, tmp_path)
 
 @pytest.mark.timeout(180)
 def test_spice_html5_in_chromium_shows_guest(qemu_factory, guest, helper_binary, tmp_path):
-    chromium = require_tool("chromium", "chromium")
-    ws = require_tool("websockify", "websockify")
-    if not os.path.exists(os.path.join(HTML5_DIR, "spice_auto.html")):
-        pytest.fail(f"{HTML5_DIR}/spice_auto.html missing: apt-get install spice-html5")
+    chromium, ws = require_html5()
     q = stopped_guest(qemu_factory, guest)
     server = ticket_file(tmp_path, "ticket", PASSWORD)
     with serving(helper_binary, q, "--ticket-file", server) as (h, port):
         q.stop()
         w, hgt, ref = q.screendump()
         Image.frombytes("RGB", (w, hgt), ref).save(tmp_path / "screendump.png")
-        ws_port = free_tcp_port()
-        ws_log = open(tmp_path / "websockify.log", "wb")
-        proxy = subprocess.Popen([ws, "--web", HTML5_DIR, f"127.0.0.1:{ws_port}",
-                                  f"127.0.0.1:{port}"], stdin=subprocess.DEVNULL,
-                                 stdout=ws_log, stderr=subprocess.STDOUT,
-                                 start_new_session=True)
-        profile = tempfile.mkdtemp(prefix="qs-chromium-")
         shot = tmp_path / "chromium.png"
-        wrapper = None
-        try:
-            h.wait_listening(ws_port)       # websockify's port (same check)
+        with websockify(ws, h, port, tmp_path / "websockify.log", web=HTML5_DIR) as ws_port:
             spice_url = (f"http://127.0.0.1:{ws_port}/spice_auto.html?host=127.0.0.1"
                          f"&port={ws_port}&password={PASSWORD}")
-            wrapper = wrapper_server(spice_url)
-            url = f"http://127.0.0.1:{wrapper.server_address[1]}/"
-            res = subprocess.run(
-                [chromium, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
-                 "--no-first-run", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", f"--user-data-dir={profile}",
-                 "--enable-logging=stderr", "--v=0", f"--screenshot={shot}",
-                 "--window-size=1400,1000", url],
-                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                text=True, timeout=90, start_new_session=True)
-            console = "\n".join(line for line in res.stderr.splitlines()
-                                if "CONSOLE" in line or "ERROR" in line)
-            (tmp_path / "chromium.log").write_text(res.stderr)
-            assert shot.exists(), f"chromium wrote no screenshot ({res.returncode}): " \
-                                  f"{res.stderr[-2000:]}"
-            found = locate_guest(w, hgt, ref, shot.read_bytes())
-            assert found is not None, ("guest picture not found in the spice-html5 page "
-                                       f"({shot}); console: {console[-3000:]}; "
-                                       f"helper: {h.stderr()[-2000:]}")
-            # the whole 1280x800 guest fits in the 1400x1000 page below the
-            # spice-html5 header; the canvas shows it exact except its outer
-            # 1-pixel ring, which the page's styling covers (~0.4 %)
-            assert found[2] >= 0.99, (f"guest at {found[:2]} but only {found[2]:.4f} of it "
-                                      f"matches; console: {console[-3000:]}")
-        finally:
-            if wrapper is not None:
-                wrapper.shutdown()
-                wrapper.server_close()
-            if proxy.poll() is None:
-                os.killpg(proxy.pid, 15)
-                try:
-                    proxy.wait(timeout=10)
-                except subprocess.TimeoutExpired:
-                    os.killpg(proxy.pid, 9)
-                    proxy.wait(timeout=10)
-            ws_log.close()
-            shutil.rmtree(profile, ignore_errors=True)
+            page = ("<!doctype html><html><body style='margin:0'>"
+                    f"<iframe src='{spice_url}' style='border:0;width:1400px;height:1000px'>"
+                    f"</iframe><img src='{HOLD_PATH}' style='display:none'></body></html>")
+            with page_server(page.encode(), HOLD_SECONDS) as page_port:
+                res = run_chromium(chromium, f"http://127.0.0.1:{page_port}/",
+                                   f"--screenshot={shot}")
+        console = console_lines(res.stderr)
+        (tmp_path / "chromium.log").write_text(res.stderr)
+        assert shot.exists(), f"chromium wrote no screenshot ({res.returncode}): " \
+                              f"{res.stderr[-2000:]}"
+        found = locate_guest(w, hgt, ref, shot.read_bytes())
+        assert found is not None, ("guest picture not found in the spice-html5 page "
+                                   f"({shot}); console: {console[-3000:]}; "
+                                   f"helper: {h.stderr()[-2000:]}")
+        # the whole 1280x800 guest fits in the 1400x1000 page below the
+        # spice-html5 header; the canvas shows it exact except its outer
+        # 1-pixel ring, which the page's styling covers (~0.4 %)
+        assert found[2] >= 0.99, (f"guest at {found[:2]} but only {found[2]:.4f} of it "
+                                  f"matches; console: {console[-3000:]}")
