@@ -19,8 +19,8 @@
  * less than a gap).
  */
 #define LOW_WATER (16u * 1024u)
-/* The rate qemu's others are converted to for Opus: spice-html5 plays
- * Opus only at 48 kHz. */
+/* Where a rate Opus cannot code goes: 48 kHz, the one rate spice-html5
+ * plays. */
 #define OPUS_RATE 48000u
 
 typedef struct {
