@@ -262,6 +262,19 @@ static GBytes *tone(guint frames)
     return g_bytes_new(p, frames * 4u);
 }
 
+/* A client that does not read while qemu writes `pcm` n times: nothing goes
+ * out; then it reads, and what waited is sent. */
+static void sent_after_stall(Fixture *fx, GBytes *pcm, guint n)
+{
+    fake_conn_set_queued(fx->playback, 1024 * 1024);
+    for (guint i = 0; i < n; i++) {
+        qs_channels_audio_data(fx->hub, pcm);
+    }
+    CHECK_TYPES(fx->playback, "");
+    fake_conn_drain(fx->playback);
+    fake_loop_run_pending();
+}
+
 static void test_channel(void)
 {
     Fixture fx = { 0 };
@@ -328,13 +341,7 @@ static void test_channel(void)
 
     /* A client that does not read: sound waits in the channel, at most
      * 200 ms of it, the oldest dropped; all of it goes once it reads. */
-    fake_conn_set_queued(fx.playback, 1024 * 1024);
-    for (guint i = 0; i < 50; i++) {
-        qs_channels_audio_data(fx.hub, pcm);
-    }
-    CHECK_TYPES(fx.playback, "");
-    fake_conn_drain(fx.playback);
-    fake_loop_run_pending();
+    sent_after_stall(&fx, pcm, 50);
     /* 200 ms at 44100 Hz is 8820 frames: 20 DATA of 441 frames. */
     g_assert_cmpuint(fake_conn_sent(fx.playback)->len, ==, 20);
     fake_conn_clear(fx.playback);
@@ -413,13 +420,7 @@ static void test_channel_opus(void)
     fake_conn_clear(fx.playback);
 
     /* 200 ms at 48000 Hz: 20 packets wait, the older ones are dropped. */
-    fake_conn_set_queued(fx.playback, 1024 * 1024);
-    for (guint i = 0; i < 50; i++) {
-        qs_channels_audio_data(fx.hub, pcm);
-    }
-    CHECK_TYPES(fx.playback, "");
-    fake_conn_drain(fx.playback);
-    fake_loop_run_pending();
+    sent_after_stall(&fx, pcm, 50);
     g_assert_cmpuint(fake_conn_sent(fx.playback)->len, ==, 20);
     fake_conn_clear(fx.playback);
 
