@@ -2,12 +2,10 @@
 /* Our AudioOutListener: registration with qemu, its p2p connection on a thread, a bounded queue to the main context. */
 #include "display/qs-audio-out.h"
 
-#include <errno.h>
 #include <gio/gunixfdlist.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
+#include "display/qs-p2p-peer.h"
 #include "qs-dbus-display1.h"
 
 #define AUDIO_PATH "/org/qemu/Display1/Audio"
@@ -63,11 +61,7 @@ struct QsAudioOut {
     guint64 dropped;                /* atomic */
 
     /* The listener thread. */
-    GThread *thread;
-    GMainContext *ctx;
-    GSocket *socket;
-    gint retired;                   /* atomic */
-    GDBusConnection *p2p;
+    QsP2pPeer *peer;
     QemuDBusDisplay1AudioOutListener *skel;
 };
 
@@ -105,11 +99,6 @@ static void event_free(Event *e)
     }
     g_free(e->message);
     g_free(e);
-}
-
-static gboolean is_retired(QsAudioOut *out)
-{
-    return g_atomic_int_get(&out->retired) != 0;
 }
 
 /* ---- listener thread ------------------------------------------------------ */
@@ -236,10 +225,8 @@ static gboolean on_init(QemuDBusDisplay1AudioOutListener *skel,
     if (!qs_audio_format_check(&e->format, &error)) {
         g_warning("audio: voice %" G_GUINT64_FORMAT " ignored: %s", id, error->message);
         event_free(e);
-    } else if (!is_retired(out)) {
-        post(out, e);
     } else {
-        event_free(e);
+        post(out, e);
     }
     /* After the work, so qemu's next call (or a test) finds it done. */
     qemu_dbus_display1_audio_out_listener_complete_init(skel, inv);
@@ -297,87 +284,55 @@ static gboolean on_write(QemuDBusDisplay1AudioOutListener *skel,
     return TRUE;
 }
 
-static void on_closed(GDBusConnection *conn, gboolean remote, GError *error,
-                      gpointer data)
+/* Peer thread: qemu's connection ended or could not be made. */
+static void on_peer_closed(const char *why, gpointer data)
 {
     QsAudioOut *out = data;
     Event *e = event_new(EV_CLOSED, 0);
 
-    (void)conn, (void)remote;
-    e->message = g_strdup(error ? error->message : "closed");
-    if (!is_retired(out)) {
-        post(out, e);
-    } else {
-        event_free(e);
-    }
-}
-
-static void on_connection(GObject *source, GAsyncResult *res, gpointer data)
-{
-    static const char *const no_ifaces[] = { NULL };
-    QsAudioOut *out = data;
-    g_autoptr(GError) error = NULL;
-    Event *e;
-
-    (void)source;
-    out->p2p = g_dbus_connection_new_finish(res, &error);
-    if (out->p2p) {
-        g_dbus_connection_set_exit_on_close(out->p2p, FALSE);
-        g_signal_connect(out->p2p, "closed", G_CALLBACK(on_closed), out);
-        out->skel = qemu_dbus_display1_audio_out_listener_skeleton_new();
-        qemu_dbus_display1_audio_out_listener_set_interfaces(out->skel, no_ifaces);
-        g_object_connect(out->skel,
-            "signal::handle-init", on_init, out,
-            "signal::handle-fini", on_fini, out,
-            "signal::handle-set-enabled", on_set_enabled, out,
-            "signal::handle-set-volume", on_set_volume, out,
-            "signal::handle-write", on_write, out,
-            NULL);
-        if (g_dbus_interface_skeleton_export(G_DBUS_INTERFACE_SKELETON(out->skel),
-                                             out->p2p, OUT_LISTENER_PATH, &error)) {
-            /* Before qemu's first call can be read: ahead of it in the queue. */
-            post(out, event_new(EV_READY, 0));
-            g_dbus_connection_start_message_processing(out->p2p);
-            return;
-        }
-    }
-    if (is_retired(out)) {
-        return;
-    }
-    e = event_new(EV_CLOSED, 0);
-    e->message = g_strdup(error->message);
+    e->message = g_strdup(why);
     post(out, e);
 }
 
-static gpointer listener_thread(gpointer data)
+static gboolean on_peer_export(GDBusConnection *conn, gpointer data, GError **error)
+{
+    static const char *const no_ifaces[] = { NULL };
+    QsAudioOut *out = data;
+
+    out->skel = qemu_dbus_display1_audio_out_listener_skeleton_new();
+    qemu_dbus_display1_audio_out_listener_set_interfaces(out->skel, no_ifaces);
+    g_object_connect(out->skel,
+        "signal::handle-init", on_init, out,
+        "signal::handle-fini", on_fini, out,
+        "signal::handle-set-enabled", on_set_enabled, out,
+        "signal::handle-set-volume", on_set_volume, out,
+        "signal::handle-write", on_write, out,
+        NULL);
+    if (!g_dbus_interface_skeleton_export(G_DBUS_INTERFACE_SKELETON(out->skel),
+                                          conn, OUT_LISTENER_PATH, error)) {
+        return FALSE;
+    }
+    /* Before qemu's first call can be read: ahead of it in the queue. */
+    post(out, event_new(EV_READY, 0));
+    return TRUE;
+}
+
+static void on_peer_unexport(gpointer data)
 {
     QsAudioOut *out = data;
-    g_autoptr(GSocketConnection) stream = NULL;
 
-    g_main_context_push_thread_default(out->ctx);
-    stream = g_socket_connection_factory_create_connection(out->socket);
-    g_dbus_connection_new(G_IO_STREAM(stream), NULL,
-                          G_DBUS_CONNECTION_FLAGS_AUTHENTICATION_CLIENT |
-                          G_DBUS_CONNECTION_FLAGS_DELAY_MESSAGE_PROCESSING,
-                          NULL, NULL, on_connection, out);
-    while (!is_retired(out)) {
-        g_main_context_iteration(out->ctx, TRUE);
-    }
     if (out->skel) {
         g_dbus_interface_skeleton_unexport(G_DBUS_INTERFACE_SKELETON(out->skel));
         g_signal_handlers_disconnect_by_data(out->skel, out);
+        g_clear_object(&out->skel);
     }
-    if (out->p2p) {
-        g_signal_handlers_disconnect_by_data(out->p2p, out);
-        g_dbus_connection_close(out->p2p, NULL, NULL, NULL);
-    }
-    while (g_main_context_iteration(out->ctx, FALSE)) {
-    }
-    g_clear_object(&out->skel);
-    g_clear_object(&out->p2p);
-    g_main_context_pop_thread_default(out->ctx);
-    return NULL;
 }
+
+static const QsP2pPeerFuncs peer_funcs = {
+    .export = on_peer_export,
+    .unexport = on_peer_unexport,
+    .closed = on_peer_closed,
+};
 
 /* ---- main context ---------------------------------------------------------- */
 
@@ -531,7 +486,7 @@ void qs_audio_out_start(QsAudioOut *out, QsDisplayAudio audio)
 {
     g_autoptr(GError) error = NULL;
     g_autoptr(GUnixFDList) fds = NULL;
-    int pair[2];
+    int qemu_fd = -1;
 
     if (out->started) {
         return;
@@ -549,21 +504,13 @@ void qs_audio_out_start(QsAudioOut *out, QsDisplayAudio audio)
                   "a D-Bus bus, or use qemu 8.1 or later)");
         return;
     }
-    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) < 0) {
-        g_warning("audio: socketpair failed: %s; no sound", g_strerror(errno));
-        return;
-    }
-    out->socket = g_socket_new_from_fd(pair[0], &error);
-    if (!out->socket) {
+    out->peer = qs_p2p_peer_new("qs-audio-out", &peer_funcs, out, &qemu_fd, &error);
+    if (!out->peer) {
         g_warning("audio: %s; no sound", error->message);
-        close(pair[0]);
-        close(pair[1]);
         return;
     }
-    fds = g_unix_fd_list_new_from_array(&pair[1], 1);
+    fds = g_unix_fd_list_new_from_array(&qemu_fd, 1);
     out->started = TRUE;
-    out->ctx = g_main_context_new();
-    out->thread = g_thread_new("qs-audio-out", listener_thread, out);
     g_dbus_connection_call_with_unix_fd_list(
         out->conn, out->dest, AUDIO_PATH, IFACE_AUDIO, "RegisterOutListener",
         g_variant_new("(h)", 0), NULL, G_DBUS_CALL_FLAGS_NO_AUTO_START,
@@ -586,15 +533,7 @@ void qs_audio_out_free(QsAudioOut *out)
         return;
     }
     g_cancellable_cancel(out->cancellable);
-    if (out->thread) {
-        g_atomic_int_set(&out->retired, 1);
-        /* qemu sees the hang-up and forgets this listener. */
-        g_socket_shutdown(out->socket, TRUE, TRUE, NULL);
-        g_main_context_wakeup(out->ctx);
-        g_thread_join(out->thread);
-        g_main_context_unref(out->ctx);
-    }
-    g_clear_object(&out->socket);
+    g_clear_pointer(&out->peer, qs_p2p_peer_free);
     g_source_destroy(out->wake);
     g_source_unref(out->wake);
     g_queue_clear_full(&out->events, (GDestroyNotify)event_free);

@@ -1,0 +1,126 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* QsP2pPeer: a socket pair, a thread with its own main context, and the D-Bus connection it serves. */
+#include "display/qs-p2p-peer.h"
+
+#include <errno.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+struct QsP2pPeer {
+    const QsP2pPeerFuncs *funcs;
+    gpointer data;
+    GThread *thread;
+    GMainContext *ctx;
+    GSocket *socket;
+    gint retired;                   /* atomic */
+    GDBusConnection *conn;          /* peer thread */
+};
+
+gboolean qs_p2p_peer_is_retired(QsP2pPeer *peer)
+{
+    return g_atomic_int_get(&peer->retired) != 0;
+}
+
+static void on_closed(GDBusConnection *conn, gboolean remote, GError *error,
+                      gpointer data)
+{
+    QsP2pPeer *peer = data;
+
+    (void)conn, (void)remote;
+    if (!qs_p2p_peer_is_retired(peer)) {
+        peer->funcs->closed(error ? error->message : "closed", peer->data);
+    }
+}
+
+static void on_connection(GObject *source, GAsyncResult *res, gpointer data)
+{
+    QsP2pPeer *peer = data;
+    g_autoptr(GError) error = NULL;
+
+    (void)source;
+    peer->conn = g_dbus_connection_new_finish(res, &error);
+    if (peer->conn) {
+        g_dbus_connection_set_exit_on_close(peer->conn, FALSE);
+        g_signal_connect(peer->conn, "closed", G_CALLBACK(on_closed), peer);
+        if (peer->funcs->export(peer->conn, peer->data, &error)) {
+            g_dbus_connection_start_message_processing(peer->conn);
+            return;
+        }
+    }
+    if (!qs_p2p_peer_is_retired(peer)) {
+        peer->funcs->closed(error->message, peer->data);
+    }
+}
+
+static gpointer peer_thread(gpointer data)
+{
+    QsP2pPeer *peer = data;
+    g_autoptr(GSocketConnection) stream = NULL;
+
+    g_main_context_push_thread_default(peer->ctx);
+    stream = g_socket_connection_factory_create_connection(peer->socket);
+    /* qemu is the authentication server; delayed processing lets the
+     * objects be exported before qemu's first call is read. */
+    g_dbus_connection_new(G_IO_STREAM(stream), NULL,
+                          G_DBUS_CONNECTION_FLAGS_AUTHENTICATION_CLIENT |
+                          G_DBUS_CONNECTION_FLAGS_DELAY_MESSAGE_PROCESSING,
+                          NULL, NULL, on_connection, peer);
+    while (!qs_p2p_peer_is_retired(peer)) {
+        g_main_context_iteration(peer->ctx, TRUE);
+    }
+    peer->funcs->unexport(peer->data);
+    if (peer->conn) {
+        g_signal_handlers_disconnect_by_data(peer->conn, peer);
+        g_dbus_connection_close(peer->conn, NULL, NULL, NULL);
+    }
+    while (g_main_context_iteration(peer->ctx, FALSE)) {
+    }
+    g_clear_object(&peer->conn);
+    g_main_context_pop_thread_default(peer->ctx);
+    return NULL;
+}
+
+QsP2pPeer *qs_p2p_peer_new(const char *thread_name, const QsP2pPeerFuncs *funcs,
+                           gpointer data, int *qemu_fd, GError **error)
+{
+    QsP2pPeer *peer;
+    GSocket *socket;
+    int pair[2];
+
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) < 0) {
+        int e = errno;
+
+        g_set_error(error, G_IO_ERROR, g_io_error_from_errno(e),
+                    "socketpair failed: %s", g_strerror(e));
+        return NULL;
+    }
+    socket = g_socket_new_from_fd(pair[0], error);
+    if (!socket) {
+        close(pair[0]);
+        close(pair[1]);
+        return NULL;
+    }
+    peer = g_new0(QsP2pPeer, 1);
+    peer->funcs = funcs;
+    peer->data = data;
+    peer->socket = socket;
+    peer->ctx = g_main_context_new();
+    peer->thread = g_thread_new(thread_name, peer_thread, peer);
+    *qemu_fd = pair[1];
+    return peer;
+}
+
+void qs_p2p_peer_free(QsP2pPeer *peer)
+{
+    if (!peer) {
+        return;
+    }
+    g_atomic_int_set(&peer->retired, 1);
+    /* qemu sees the hang-up and forgets this listener. */
+    g_socket_shutdown(peer->socket, TRUE, TRUE, NULL);
+    g_main_context_wakeup(peer->ctx);
+    g_thread_join(peer->thread);
+    g_main_context_unref(peer->ctx);
+    g_object_unref(peer->socket);
+    g_free(peer);
+}
