@@ -10,6 +10,7 @@
 #include "channels/qs-agent-clipboard.h"
 #include "channels/qs-channels.h"
 #include "channels/qs-playback-audio.h"
+#include "channels/qs-record-audio.h"
 #include "display/qs-console.h"
 #include "display/qs-display.h"
 #include "display/qs-ui-info.h"
@@ -196,6 +197,8 @@ int main(int argc, char **argv)
     QsUiInfo *ui_info;
     QsAudioOut *audio_out;
     QsPlaybackAudio *playback;
+    QsAudioIn *audio_in;
+    QsRecordAudio *record;
     QsHelperControl hc;
     g_autoptr(QsControl) control = NULL;
     int r;
@@ -322,6 +325,10 @@ int main(int argc, char **argv)
     audio_out = qs_audio_out_new(qs_display_get_connection(display),
                                  qs_display_get_dest(display));
     playback = qs_playback_audio_new(channels, audio_out);
+    /* ...and the record channel to its D-Bus audio input. */
+    audio_in = qs_audio_in_new(qs_display_get_connection(display),
+                               qs_display_get_dest(display));
+    record = qs_record_audio_new(channels, audio_in);
     app.loop = g_main_loop_new(NULL, FALSE);
     g_unix_signal_add(SIGINT, on_signal, &app);
     g_unix_signal_add(SIGTERM, on_signal, &app);
@@ -335,6 +342,7 @@ int main(int argc, char **argv)
         qs_display_start(display, on_gone, &app);
         qs_clipboard_start(clipboard);
         qs_audio_out_start(audio_out, qs_display_get_audio(display));
+        qs_audio_in_start(audio_in, qs_display_get_audio(display));
         g_main_loop_run(app.loop);
     }
     g_main_loop_unref(app.loop);
@@ -353,6 +361,8 @@ int main(int argc, char **argv)
     qs_ui_info_free(ui_info);
     qs_playback_audio_free(playback);
     qs_audio_out_free(audio_out);
+    qs_record_audio_free(record);
+    qs_audio_in_free(audio_in);
     qs_channels_free(channels);
     qs_clipboard_free(clipboard);
     g_clear_pointer(&display, qs_display_free);

@@ -36,6 +36,7 @@ struct QsChannels {
     gboolean mouse_absolute;
     uint16_t modifiers;
     QsPlaybackState playback;
+    QsRecordState record;
 };
 
 static gboolean wake_dispatch(GSource *source, GSourceFunc callback,
@@ -212,6 +213,14 @@ static SpiceLinkErr on_prepare(const QsLinkInfo *info, guint32 *caps,
         set_cap(caps, n_caps, SPICE_PLAYBACK_CAP_VOLUME);
         set_cap(caps, n_caps, SPICE_PLAYBACK_CAP_OPUS);
         return SPICE_LINK_ERR_OK;
+    case SPICE_CHANNEL_RECORD:
+        /* Only while qemu takes recorded sound; raw PCM only (no OPUS cap:
+         * spice-gtk then sends S16 at the rate RECORD_START names). */
+        if (!hub->record.available) {
+            return SPICE_LINK_ERR_CHANNEL_NOT_AVAILABLE;
+        }
+        set_cap(caps, n_caps, SPICE_RECORD_CAP_VOLUME);
+        return SPICE_LINK_ERR_OK;
     default:
         return SPICE_LINK_ERR_CHANNEL_NOT_AVAILABLE;
     }
@@ -349,6 +358,7 @@ GPtrArray *qs_channels_list_clients(QsChannels *hub)
         add_name(names, s->cursors[i], "cursor", i);
     }
     add_name(names, s->playback, "playback", 0);
+    add_name(names, s->record, "record", 0);
     g_ptr_array_add(names, NULL);
     info->channels = (char **)g_ptr_array_free(names, FALSE);
     g_ptr_array_add(out, info);
@@ -386,6 +396,7 @@ gboolean qs_channels_mouse_absolute(QsChannels *hub) { return hub->mouse_absolut
 uint16_t qs_channels_modifiers(QsChannels *hub) { return hub->modifiers; }
 const char *qs_channels_vm_name(QsChannels *hub) { return hub->vm_name; }
 QsPlaybackState *qs_channels_playback_state(QsChannels *hub) { return &hub->playback; }
+QsRecordState *qs_channels_record_state(QsChannels *hub) { return &hub->record; }
 QsSession *qs_channels_session(QsChannels *hub) { return hub->session; }
 
 const uint8_t *qs_channels_vm_uuid(QsChannels *hub)

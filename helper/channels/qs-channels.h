@@ -80,6 +80,19 @@ void qs_channels_audio_stop(QsChannels *channels);
 /* qemu's volume: n values 0..255, one per channel. */
 void qs_channels_audio_volume(QsChannels *channels, gboolean mute,
                               const uint8_t *volume, guint n);
+
+/* qemu's sound input (issue J; qs-record-channel.c). While it is available,
+ * clients are offered a record channel; while the guest records, the
+ * client is asked for S16 at `freq` with `nchannels` (1 or 2) and its
+ * sound goes to the sink, whole frames, in that format. */
+typedef void (*QsRecordSink)(const uint8_t *pcm, gsize size, gpointer data);
+void qs_channels_record_set_sink(QsChannels *channels, QsRecordSink sink, gpointer data);
+void qs_channels_record_set_available(QsChannels *channels, gboolean available);
+gboolean qs_channels_record_is_available(QsChannels *channels);
+void qs_channels_record_start(QsChannels *channels, uint32_t freq, uint8_t nchannels);
+void qs_channels_record_stop(QsChannels *channels);
+void qs_channels_record_volume(QsChannels *channels, gboolean mute,
+                               const uint8_t *volume, guint n);
 guint qs_channels_get_n_heads(QsChannels *channels);
 
 /* The active session id, 0 if none (tests, stats). */

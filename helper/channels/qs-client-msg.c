@@ -241,3 +241,36 @@ gboolean qs_playback_msg_parse(uint16_t type, const uint8_t *data, size_t size,
     BASE_OR_RETURN("playback");
     return unknown("playback", type, error);
 }
+
+gboolean qs_record_msg_parse(uint16_t type, const uint8_t *data, size_t size,
+                             QsClientMsg *msg, GError **error)
+{
+    BASE_OR_RETURN("record");
+    switch (type) {
+    case SPICE_MSGC_RECORD_DATA:
+        if (!need("record", "DATA", size, 4, error)) {
+            return FALSE;
+        }
+        msg->u.record.time = qs_wire_get_u32(data);
+        msg->u.record.data = data + 4;
+        msg->u.record.len = (uint32_t)(size - 4);
+        return TRUE;
+    case SPICE_MSGC_RECORD_MODE:
+        if (!need("record", "MODE", size, 6, error)) {
+            return FALSE;
+        }
+        msg->u.record.time = qs_wire_get_u32(data);
+        msg->u.record.mode = qs_wire_get_u16(data + 4);
+        msg->u.record.data = data + 6;
+        msg->u.record.len = (uint32_t)(size - 6);
+        return TRUE;
+    case SPICE_MSGC_RECORD_START_MARK:
+        if (!need("record", "START_MARK", size, 4, error)) {
+            return FALSE;
+        }
+        msg->u.record.time = qs_wire_get_u32(data);
+        return TRUE;
+    default:
+        return unknown("record", type, error);
+    }
+}

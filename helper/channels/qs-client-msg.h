@@ -47,6 +47,12 @@ typedef struct {
         struct { int32_t dx, dy; uint16_t buttons; } motion;
         struct { uint32_t x, y; uint16_t buttons; uint8_t display_id; } position;
         struct { uint8_t button; uint16_t buttons; } button;  /* PRESS, RELEASE */
+        struct {                    /* RECORD_DATA, RECORD_MODE, RECORD_START_MARK */
+            uint32_t time;
+            uint16_t mode;          /* RECORD_MODE */
+            const uint8_t *data;    /* DATA's sound, MODE's codec data */
+            uint32_t len;
+        } record;
         /* Opaque or list bodies: KEY_SCANCODE bytes, MAIN_AGENT_DATA,
          * PREFERRED_VIDEO_CODEC_TYPE codecs, MIGRATE_DATA, and ignored ones. */
         struct { const uint8_t *data; uint32_t len; } bytes;
@@ -66,3 +72,5 @@ gboolean qs_cursor_msg_parse(uint16_t type, const uint8_t *data, size_t size,
                              QsClientMsg *msg, GError **error);
 gboolean qs_playback_msg_parse(uint16_t type, const uint8_t *data, size_t size,
                                QsClientMsg *msg, GError **error);
+gboolean qs_record_msg_parse(uint16_t type, const uint8_t *data, size_t size,
+                             QsClientMsg *msg, GError **error);

@@ -55,7 +55,7 @@ void qs_main_channel_send_mouse_mode(QsChannel *ch)
 
 static gboolean main_handle(QsChannel *ch, const QsClientMsg *msg, GError **error)
 {
-    QsChannelId channels[2 * QS_CHANNELS_MAX_HEADS + 2];
+    QsChannelId channels[2 * QS_CHANNELS_MAX_HEADS + 3];
     guint n = 0, heads = qs_channels_get_n_heads(ch->session->hub);
 
     switch (msg->type) {
@@ -71,6 +71,9 @@ static gboolean main_handle(QsChannel *ch, const QsClientMsg *msg, GError **erro
         }
         if (qs_channels_audio_is_available(ch->session->hub)) {
             channels[n++] = (QsChannelId){ SPICE_CHANNEL_PLAYBACK, 0 };
+        }
+        if (qs_channels_record_is_available(ch->session->hub)) {
+            channels[n++] = (QsChannelId){ SPICE_CHANNEL_RECORD, 0 };
         }
         qs_channel_send(ch, SPICE_MSG_MAIN_CHANNELS_LIST,
                         qs_msg_main_channels_list(channels, n));

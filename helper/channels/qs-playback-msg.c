@@ -125,3 +125,13 @@ GBytes *qs_msg_audio_mute(gboolean mute)
     qs_wire_u8(b, mute ? 1 : 0);
     return g_byte_array_free_to_bytes(b);
 }
+
+GBytes *qs_msg_record_start(uint32_t channels, uint16_t format, uint32_t frequency)
+{
+    GByteArray *b = g_byte_array_sized_new(10);
+
+    qs_wire_u32(b, channels);
+    qs_wire_u16(b, format);
+    qs_wire_u32(b, frequency);
+    return g_byte_array_free_to_bytes(b);
+}

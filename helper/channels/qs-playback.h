@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* The playback channel's pure parts: qemu's PCM to SPICE's S16 stereo, and the channel's server messages. */
+/* The sound channels' pure parts: qemu's PCM to SPICE's S16 stereo, and the playback and record channels' server messages. */
 #pragma once
 
 #include <glib.h>
@@ -34,3 +34,6 @@ GBytes *qs_msg_playback_data(uint32_t mm_time, GBytes *data);
 GBytes *qs_msg_audio_volume(const uint16_t *volume, uint8_t n);
 /* PLAYBACK_MUTE{u8 mute}. */
 GBytes *qs_msg_audio_mute(gboolean mute);
+
+/* RECORD_START{u32 channels; u16 format; u32 frequency}. */
+GBytes *qs_msg_record_start(uint32_t channels, uint16_t format, uint32_t frequency);

@@ -29,6 +29,8 @@ static QsChannel **slot_for(QsSession *session, uint8_t type, uint8_t id)
         return id < QS_CHANNELS_MAX_HEADS ? &session->cursors[id] : NULL;
     case SPICE_CHANNEL_PLAYBACK:
         return &session->playback;
+    case SPICE_CHANNEL_RECORD:
+        return &session->record;
     default:
         return NULL;
     }
@@ -60,6 +62,7 @@ void qs_session_free(QsSession *session, const char *reason)
         detach(&session->cursors[i], reason);
     }
     detach(&session->playback, reason);
+    detach(&session->record, reason);
     detach(&session->main, reason);
     g_free(session);
 }
@@ -91,12 +94,15 @@ void qs_session_attach(QsSession *session, QsConn *conn)
     case SPICE_CHANNEL_PLAYBACK:
         *slot = qs_playback_channel_new(session, conn);
         break;
+    case SPICE_CHANNEL_RECORD:
+        *slot = qs_record_channel_new(session, conn);
+        break;
     }
 }
 
 void qs_session_channel_closed(QsSession *session, QsChannel *ch)
 {
-    for (uint8_t type = SPICE_CHANNEL_MAIN; type <= SPICE_CHANNEL_PLAYBACK; type++) {
+    for (uint8_t type = SPICE_CHANNEL_MAIN; type <= SPICE_CHANNEL_RECORD; type++) {
         for (uint8_t id = 0; id < QS_CHANNELS_MAX_HEADS; id++) {
             QsChannel **slot = slot_for(session, type, id);
 

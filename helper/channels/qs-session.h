@@ -16,6 +16,7 @@ struct QsSession {
     QsChannel *inputs;
     QsChannel *cursors[QS_CHANNELS_MAX_HEADS];
     QsChannel *playback;        /* only while qemu offers audio */
+    QsChannel *record;          /* only while qemu takes recorded sound */
     uint16_t mouse_mode;        /* SPICE_MOUSE_MODE_SERVER or _CLIENT */
 };
 
@@ -44,6 +45,20 @@ typedef struct {
     uint16_t volume[8];         /* SPICE scale 0..65535 */
 } QsPlaybackState;
 
+/* qemu's sound input as the hub knows it (qs-record-channel.c). */
+typedef struct {
+    gboolean available;         /* qemu's capture listener registered */
+    gboolean recording;         /* the guest records */
+    uint32_t freq;              /* S16, at this rate */
+    uint8_t nchannels;          /* 1 or 2 */
+    gboolean has_volume;
+    gboolean mute;
+    uint8_t n_volume;
+    uint16_t volume[8];         /* SPICE scale 0..65535 */
+    QsRecordSink sink;          /* where the client's sound goes */
+    gpointer sink_data;
+} QsRecordState;
+
 /* What the hub knows of qemu (channels-internal accessors), by head
  * (display/cursor channel id); the keyboard is head 0's input. */
 QsScreen *qs_channels_screen(QsChannels *hub, guint head);
@@ -54,6 +69,7 @@ uint16_t qs_channels_modifiers(QsChannels *hub);
 const char *qs_channels_vm_name(QsChannels *hub);
 const uint8_t *qs_channels_vm_uuid(QsChannels *hub);   /* 16 bytes or NULL */
 QsPlaybackState *qs_channels_playback_state(QsChannels *hub);
+QsRecordState *qs_channels_record_state(QsChannels *hub);
 QsSession *qs_channels_session(QsChannels *hub);       /* the active one, or NULL */
 /* The session ended by itself (its main channel went away). */
 void qs_channels_session_ended(QsChannels *hub, QsSession *session);
@@ -68,3 +84,4 @@ void qs_inputs_channel_modifiers_changed(QsChannel *ch);
 QsChannel *qs_cursor_channel_new(QsSession *session, QsConn *conn);
 void qs_cursor_channel_changed(QsChannel *ch);
 QsChannel *qs_playback_channel_new(QsSession *session, QsConn *conn);
+QsChannel *qs_record_channel_new(QsSession *session, QsConn *conn);

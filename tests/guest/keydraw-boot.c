@@ -89,8 +89,9 @@ static void load_module(const char *name)
 }
 
 /* /modules/order lists the screen modules, a line "@ready", the input
- * modules, a line "@agent", then the agent's: phase n loads the modules after
- * the n-th marker line (a line starting with '@'). */
+ * modules, a line "@agent", the agent's, a line "@sound", then the sound
+ * card's: phase n loads the modules after the n-th marker line (a line
+ * starting with '@'). */
 void kd_load_modules(int phase)
 {
     char line[256];

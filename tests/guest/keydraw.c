@@ -150,6 +150,7 @@ int main(void)
     if (kd_cmdline_get("keydraw.agent", buf, sizeof(buf)) && strcmp(buf, "1") == 0)
         kd_agent_start();
     kd_beep_start();
+    kd_record_start();
     run(&fb, mode, fps, resize);
     return 0;
 }

@@ -82,4 +82,8 @@ void kd_agent_start(void);
 /* keydraw-beep.c: keydraw.beep=HZ, a PC-speaker tone (2 s on, 1 s off). */
 void kd_beep_start(void);
 
+/* keydraw-record.c: keydraw.record=1, captures from /dev/dsp (AC97) and
+ * prints RECORD lines with the pitch and level of every 0.5 s. */
+void kd_record_start(void);
+
 #endif

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* Unit tests of the playback channel: PCM conversion, its messages, and the channel over a fake connection. */
+/* Unit tests of the sound channels: PCM conversion, their messages, and the playback and record channels over a fake connection. */
 #include "channels/qs-channels.h"
 #include "channels/qs-playback.h"
 #include "encode/qs-wire.h"
@@ -453,6 +453,121 @@ static void test_channel_opus(void)
     qs_screen_free(fx.screen);
 }
 
+/* ---- the record channel ---------------------------------------------------- */
+
+static void collect(const uint8_t *pcm, gsize size, gpointer data)
+{
+    g_byte_array_append(data, pcm, (guint)size);
+}
+
+static void record_data(QsConn *conn, uint32_t time, const uint8_t *pcm, gsize size)
+{
+    g_autoptr(GByteArray) m = g_byte_array_new();
+
+    qs_wire_u32(m, time);
+    g_byte_array_append(m, pcm, (guint)size);
+    fake_conn_deliver(conn, SPICE_MSGC_RECORD_DATA, m->data, m->len);
+}
+
+static void record_mode(QsConn *conn, uint16_t mode)
+{
+    g_autoptr(GByteArray) m = g_byte_array_new();
+
+    qs_wire_u32(m, 5);
+    qs_wire_u16(m, mode);
+    fake_conn_deliver(conn, SPICE_MSGC_RECORD_MODE, m->data, m->len);
+}
+
+static void test_record(void)
+{
+    Fixture fx = { 0 };
+    QsChannelsConfig cfg = { "vm", NULL, NULL, NULL, NULL, NULL, 0 };
+    g_autoptr(GByteArray) got = g_byte_array_new();
+    const uint8_t pcm[8] = { 1, 2, 3, 4, 5, 6, 7, 8 };
+    g_autofree char *list = NULL;
+    QsConn *rec, *rec2;
+    guint32 cap0 = 0;
+    gsize size;
+    const uint8_t *p;
+
+    fx.screen = qs_screen_new();
+    cfg.screen = fx.screen;
+    fx.hub = qs_channels_new(&cfg);
+    qs_channels_record_set_sink(fx.hub, collect, got);
+    fx.main = link_channel(&fx, SPICE_CHANNEL_MAIN, 0, 0, SPICE_LINK_ERR_OK, NULL);
+    fx.session_id = qs_channels_get_session_id(fx.hub);
+
+    /* qemu takes no recorded sound: not listed, not linkable. */
+    g_assert_null(link_channel(&fx, SPICE_CHANNEL_RECORD, fx.session_id, 0,
+                               SPICE_LINK_ERR_CHANNEL_NOT_AVAILABLE, NULL));
+
+    /* It does: listed, linkable with VOLUME and no codec, volume first. */
+    qs_channels_record_set_available(fx.hub, TRUE);
+    qs_channels_record_volume(fx.hub, TRUE, (const uint8_t[]){ 255 }, 1);
+    list = channels_list(&fx);
+    g_assert_cmpstr(list, ==, "2,3,4,6");
+    rec = link_channel(&fx, SPICE_CHANNEL_RECORD, fx.session_id,
+                       1u << SPICE_RECORD_CAP_VOLUME | 1u << SPICE_RECORD_CAP_OPUS,
+                       SPICE_LINK_ERR_OK, &cap0);
+    g_assert_cmpuint(cap0, ==, 1u << SPICE_RECORD_CAP_VOLUME);
+    CHECK_TYPES(rec, "103,104");
+    p = sent_body(rec, 0, &size);
+    g_assert_cmpuint(size, ==, 3);
+    g_assert_cmpuint(qs_wire_get_u16(p + 1), ==, 65535);
+    p = sent_body(rec, 1, &size);
+    g_assert_cmpuint(p[0], ==, 1);
+    fake_conn_clear(rec);
+
+    /* Sound before the guest records goes nowhere. */
+    record_data(rec, 1, pcm, sizeof(pcm));
+    g_assert_cmpuint(got->len, ==, 0);
+
+    /* The guest records: START names qemu's rate and channels, S16; the
+     * client's MODE raw, START_MARK and DATA reach the sink unchanged. */
+    qs_channels_record_start(fx.hub, 44100, 2);
+    CHECK_TYPES(rec, "101");
+    p = sent_body(rec, 0, &size);
+    g_assert_cmpuint(size, ==, 10);
+    g_assert_cmpuint(qs_wire_get_u32(p), ==, 2);
+    g_assert_cmpuint(qs_wire_get_u16(p + 4), ==, SPICE_AUDIO_FMT_S16);
+    g_assert_cmpuint(qs_wire_get_u32(p + 6), ==, 44100);
+    fake_conn_clear(rec);
+    record_mode(rec, SPICE_AUDIO_DATA_MODE_RAW);
+    fake_conn_deliver(rec, SPICE_MSGC_RECORD_START_MARK, pcm, 4);
+    record_data(rec, 6, pcm, sizeof(pcm));
+    record_data(rec, 7, pcm, 0);
+    g_assert_cmpmem(got->data, got->len, pcm, sizeof(pcm));
+    g_assert_null(fake_conn_close_reason(rec));
+
+    /* STOP; DATA still in flight is dropped quietly. */
+    qs_channels_record_stop(fx.hub);
+    CHECK_TYPES(rec, "102");
+    fake_conn_clear(rec);
+    record_data(rec, 8, pcm, sizeof(pcm));
+    g_assert_cmpuint(got->len, ==, sizeof(pcm));
+    g_assert_null(fake_conn_close_reason(rec));
+
+    /* A new client of a recording guest gets START at once (no VOLUME cap:
+     * no volume); a codec we did not offer closes the record channel alone. */
+    qs_channels_record_start(fx.hub, 48000, 1);
+    rec2 = link_channel(&fx, SPICE_CHANNEL_RECORD, fx.session_id, 0, SPICE_LINK_ERR_OK, NULL);
+    g_assert_nonnull(fake_conn_close_reason(rec));      /* replaced */
+    CHECK_TYPES(rec2, "101");
+    p = sent_body(rec2, 0, &size);
+    g_assert_cmpuint(qs_wire_get_u32(p), ==, 1);
+    g_assert_cmpuint(qs_wire_get_u32(p + 6), ==, 48000);
+    record_mode(rec2, SPICE_AUDIO_DATA_MODE_OPUS);
+    g_assert_nonnull(strstr(fake_conn_close_reason(rec2), "audio mode 3"));
+    g_assert_null(fake_conn_close_reason(fx.main));
+
+    qs_channels_free(fx.hub);
+    fake_loop_run_pending();
+    qs_conn_unref(fx.main);
+    qs_conn_unref(rec);
+    qs_conn_unref(rec2);
+    qs_screen_free(fx.screen);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -460,5 +575,6 @@ int main(int argc, char **argv)
     g_test_add_func("/channels/playback/msg", test_msg);
     g_test_add_func("/channels/playback/channel", test_channel);
     g_test_add_func("/channels/playback/channel-opus", test_channel_opus);
+    g_test_add_func("/channels/record/channel", test_record);
     return g_test_run();
 }
