@@ -214,12 +214,13 @@ static SpiceLinkErr on_prepare(const QsLinkInfo *info, guint32 *caps,
         set_cap(caps, n_caps, SPICE_PLAYBACK_CAP_OPUS);
         return SPICE_LINK_ERR_OK;
     case SPICE_CHANNEL_RECORD:
-        /* Only while qemu takes recorded sound; raw PCM only (no OPUS cap:
-         * spice-gtk then sends S16 at the rate RECORD_START names). */
+        /* Only while qemu takes recorded sound; Opus or raw S16 from the
+         * client (qs-record-channel.c). */
         if (!hub->record.available) {
             return SPICE_LINK_ERR_CHANNEL_NOT_AVAILABLE;
         }
         set_cap(caps, n_caps, SPICE_RECORD_CAP_VOLUME);
+        set_cap(caps, n_caps, SPICE_RECORD_CAP_OPUS);
         return SPICE_LINK_ERR_OK;
     default:
         return SPICE_LINK_ERR_CHANNEL_NOT_AVAILABLE;

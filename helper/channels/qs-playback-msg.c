@@ -135,3 +135,19 @@ GBytes *qs_msg_record_start(uint32_t channels, uint16_t format, uint32_t frequen
     qs_wire_u32(b, frequency);
     return g_byte_array_free_to_bytes(b);
 }
+
+GBytes *qs_pcm_s16_stereo_to_mono(GBytes *s16_stereo)
+{
+    gsize size = 0;
+    const uint8_t *in = g_bytes_get_data(s16_stereo, &size);
+    gsize frames = size / QS_PLAYBACK_BYTES_PER_FRAME;
+    uint8_t *out = g_malloc(MAX(frames * 2, (gsize)1));
+
+    for (gsize i = 0; i < frames; i++) {
+        int32_t l = (int16_t)qs_wire_get_u16(in + i * 4);
+        int32_t r = (int16_t)qs_wire_get_u16(in + i * 4 + 2);
+
+        put_s16(out + i * 2, (int16_t)((l + r) / 2));
+    }
+    return g_bytes_new_take(out, frames * 2);
+}

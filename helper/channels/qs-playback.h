@@ -37,3 +37,6 @@ GBytes *qs_msg_audio_mute(gboolean mute);
 
 /* RECORD_START{u32 channels; u16 format; u32 frequency}. */
 GBytes *qs_msg_record_start(uint32_t channels, uint16_t format, uint32_t frequency);
+/* S16LE stereo to S16LE mono: the mean of the two channels (a trailing
+ * partial frame is dropped). */
+GBytes *qs_pcm_s16_stereo_to_mono(GBytes *s16_stereo);

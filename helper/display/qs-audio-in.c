@@ -54,7 +54,8 @@ struct QsAudioIn {
     GQueue events;
     Voice voices[QS_AUDIO_MAX_VOICES];
     Voice *recording;               /* the voice the client's sound feeds */
-    uint64_t client_bytes, silence_bytes;   /* of voices freed already */
+    QsAudioInCounts done;           /* of voices freed already */
+    uint64_t bytes_per_second;      /* of the last voice recorded, for the summary */
 
     /* The peer thread. */
     QsP2pPeer *peer;
@@ -108,6 +109,7 @@ static void record(QsAudioIn *in, Voice *v)
     Event *e = event_new(EV_START);
 
     in->recording = v;
+    in->bytes_per_second = v->format.bytes_per_second;
     qs_audio_pace_reset(v->pace);
     e->format = v->format;
     post_locked(in, e);
@@ -134,8 +136,9 @@ static void voice_clear(QsAudioIn *in, Voice *v)
 
     if (v->pace) {
         qs_audio_pace_get_stats(v->pace, &st);
-        in->client_bytes += st.read - st.silence;
-        in->silence_bytes += st.silence;
+        in->done.client += st.read - st.silence;
+        in->done.silence += st.silence;
+        in->done.dropped += st.dropped;
         qs_audio_pace_free(v->pace);
     }
     *v = (Voice){ 0 };
@@ -490,21 +493,38 @@ void qs_audio_in_push(QsAudioIn *in, const uint8_t *pcm, gsize size)
     g_mutex_unlock(&in->lock);
 }
 
-void qs_audio_in_get_counts(QsAudioIn *in, uint64_t *client_bytes, uint64_t *silence_bytes)
+void qs_audio_in_get_counts(QsAudioIn *in, QsAudioInCounts *counts)
 {
     g_mutex_lock(&in->lock);
-    *client_bytes = in->client_bytes;
-    *silence_bytes = in->silence_bytes;
+    *counts = in->done;
     for (guint i = 0; i < QS_AUDIO_MAX_VOICES; i++) {
         QsAudioPaceStats st;
 
         if (in->voices[i].used) {
             qs_audio_pace_get_stats(in->voices[i].pace, &st);
-            *client_bytes += st.read - st.silence;
-            *silence_bytes += st.silence;
+            counts->client += st.read - st.silence;
+            counts->silence += st.silence;
+            counts->dropped += st.dropped;
         }
     }
     g_mutex_unlock(&in->lock);
+}
+
+/* One line at the end, when a client recorded: how much of its sound
+ * reached qemu, and how much was lost to a client ahead of qemu. */
+static void log_summary(QsAudioIn *in)
+{
+    QsAudioInCounts c;
+    double bps;
+
+    qs_audio_in_get_counts(in, &c);
+    if (c.client == 0 || in->bytes_per_second == 0) {
+        return;
+    }
+    bps = (double)in->bytes_per_second;
+    g_message("record: %.1f s of the clients' sound reached qemu, %.1f s of silence "
+              "where none came, %.3f s dropped (sent faster than qemu read)",
+              (double)c.client / bps, (double)c.silence / bps, (double)c.dropped / bps);
 }
 
 void qs_audio_in_free(QsAudioIn *in)
@@ -514,6 +534,7 @@ void qs_audio_in_free(QsAudioIn *in)
     }
     g_cancellable_cancel(in->cancellable);
     g_clear_pointer(&in->peer, qs_p2p_peer_free);
+    log_summary(in);
     g_source_destroy(in->wake);
     g_source_unref(in->wake);
     g_queue_clear_full(&in->events, (GDestroyNotify)event_free);

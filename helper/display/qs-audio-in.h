@@ -47,5 +47,9 @@ gboolean qs_audio_in_is_available(QsAudioIn *in);
 /* Main context: the client's sound, in the format `start` named. Ignored
  * when no voice records. */
 void qs_audio_in_push(QsAudioIn *in, const uint8_t *pcm, gsize size);
-/* Bytes of sound handed to qemu: the client's, and silence (tests, stats). */
-void qs_audio_in_get_counts(QsAudioIn *in, uint64_t *client_bytes, uint64_t *silence_bytes);
+/* Bytes of sound: the client's handed to qemu, silence handed to qemu, and
+ * the client's dropped because qemu took it more slowly than it came. */
+typedef struct {
+    uint64_t client, silence, dropped;
+} QsAudioInCounts;
+void qs_audio_in_get_counts(QsAudioIn *in, QsAudioInCounts *counts);

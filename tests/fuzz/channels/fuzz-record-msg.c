@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* Fuzz target: the record channel's client-message parser, and the sound of a DATA through QsAudioPace to qemu's Reads. */
+/* Fuzz target: the record channel's client-message parser, a DATA as an Opus packet, and its sound through QsAudioPace to qemu's Reads. */
 #include "channels/qs-client-msg.h"
+#include "encode/qs-audio-opus-dec.h"
 #include "flow/qs-audio-pace.h"
 
 #include <spice/enums.h>
@@ -60,6 +61,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             }
         }
         if (type == SPICE_MSGC_RECORD_DATA) {
+            g_autoptr(QsOpusDec) dec = qs_opus_dec_new(48000, NULL);
+            g_autoptr(GError) opus_error = NULL;
+            g_autoptr(GBytes) pcm = qs_opus_dec_packet(dec, msg.u.record.data,
+                                                       msg.u.record.len, &opus_error);
+
+            if (!pcm == !opus_error || (pcm && g_bytes_get_size(pcm) > 5760u * 4u)) {
+                __builtin_trap();   /* one or the other; at most 120 ms */
+            }
             through_pace(&msg);
         }
     } else if (!error || error->domain != QS_CHANNEL_ERROR) {

@@ -2,6 +2,7 @@
 /* Unit tests of the sound channels: PCM conversion, their messages, and the playback and record channels over a fake connection. */
 #include "channels/qs-channels.h"
 #include "channels/qs-playback.h"
+#include "encode/qs-audio-opus.h"
 #include "encode/qs-wire.h"
 #include "fake-peers.h"
 
@@ -501,15 +502,14 @@ static void test_record(void)
     g_assert_null(link_channel(&fx, SPICE_CHANNEL_RECORD, fx.session_id, 0,
                                SPICE_LINK_ERR_CHANNEL_NOT_AVAILABLE, NULL));
 
-    /* It does: listed, linkable with VOLUME and no codec, volume first. */
+    /* It does: listed, linkable with VOLUME and OPUS, volume first. */
     qs_channels_record_set_available(fx.hub, TRUE);
     qs_channels_record_volume(fx.hub, TRUE, (const uint8_t[]){ 255 }, 1);
     list = channels_list(&fx);
     g_assert_cmpstr(list, ==, "2,3,4,6");
     rec = link_channel(&fx, SPICE_CHANNEL_RECORD, fx.session_id,
-                       1u << SPICE_RECORD_CAP_VOLUME | 1u << SPICE_RECORD_CAP_OPUS,
-                       SPICE_LINK_ERR_OK, &cap0);
-    g_assert_cmpuint(cap0, ==, 1u << SPICE_RECORD_CAP_VOLUME);
+                       1u << SPICE_RECORD_CAP_VOLUME, SPICE_LINK_ERR_OK, &cap0);
+    g_assert_cmpuint(cap0, ==, 1u << SPICE_RECORD_CAP_VOLUME | 1u << SPICE_RECORD_CAP_OPUS);
     CHECK_TYPES(rec, "103,104");
     p = sent_body(rec, 0, &size);
     g_assert_cmpuint(size, ==, 3);
@@ -522,8 +522,9 @@ static void test_record(void)
     record_data(rec, 1, pcm, sizeof(pcm));
     g_assert_cmpuint(got->len, ==, 0);
 
-    /* The guest records: START names qemu's rate and channels, S16; the
-     * client's MODE raw, START_MARK and DATA reach the sink unchanged. */
+    /* The guest records; a client without Opus is asked for qemu's own
+     * format (S16, qemu's rate and channels), and its MODE raw,
+     * START_MARK and DATA reach the sink unchanged. */
     qs_channels_record_start(fx.hub, 44100, 2);
     CHECK_TYPES(rec, "101");
     p = sent_body(rec, 0, &size);
@@ -546,18 +547,64 @@ static void test_record(void)
     record_data(rec, 8, pcm, sizeof(pcm));
     g_assert_cmpuint(got->len, ==, sizeof(pcm));
     g_assert_null(fake_conn_close_reason(rec));
+    /* Without OPUS offered by the client, a client's MODE OPUS is refused. */
+    qs_channels_record_start(fx.hub, 44100, 2);
+    record_mode(rec, SPICE_AUDIO_DATA_MODE_OPUS);
+    g_assert_nonnull(strstr(fake_conn_close_reason(rec), "audio mode 3"));
+    g_assert_null(fake_conn_close_reason(fx.main));
+    qs_channels_record_stop(fx.hub);
 
-    /* A new client of a recording guest gets START at once (no VOLUME cap:
-     * no volume); a codec we did not offer closes the record channel alone. */
-    qs_channels_record_start(fx.hub, 48000, 1);
-    rec2 = link_channel(&fx, SPICE_CHANNEL_RECORD, fx.session_id, 0, SPICE_LINK_ERR_OK, NULL);
-    g_assert_nonnull(fake_conn_close_reason(rec));      /* replaced */
+    /* A client with Opus, qemu recording at 44100 Hz: asked for stereo at
+     * 48 kHz (spice-gtk's Opus rates), its packets decoded and converted
+     * to 44100 Hz: 10 ms stays 10 ms. */
+    rec2 = link_channel(&fx, SPICE_CHANNEL_RECORD, fx.session_id,
+                        1u << SPICE_RECORD_CAP_OPUS, SPICE_LINK_ERR_OK, NULL);
+    CHECK_TYPES(rec2, "");
+    qs_channels_record_start(fx.hub, 44100, 2);
     CHECK_TYPES(rec2, "101");
     p = sent_body(rec2, 0, &size);
-    g_assert_cmpuint(qs_wire_get_u32(p), ==, 1);
+    g_assert_cmpuint(qs_wire_get_u32(p), ==, 2);
     g_assert_cmpuint(qs_wire_get_u32(p + 6), ==, 48000);
     record_mode(rec2, SPICE_AUDIO_DATA_MODE_OPUS);
-    g_assert_nonnull(strstr(fake_conn_close_reason(rec2), "audio mode 3"));
+    {
+        g_autoptr(QsOpusEnc) enc = qs_opus_enc_new(48000, NULL);
+        g_autoptr(GPtrArray) packets = g_ptr_array_new_with_free_func(
+            (GDestroyNotify)g_bytes_unref);
+        g_autoptr(GBytes) tone10 = tone(480 * 10);
+
+        g_assert_true(qs_opus_enc_push(enc, tone10, packets, NULL));
+        g_assert_cmpuint(packets->len, ==, 10);
+        g_byte_array_set_size(got, 0);
+        for (guint i = 0; i < packets->len; i++) {
+            GBytes *b = g_ptr_array_index(packets, i);
+
+            record_data(rec2, i, g_bytes_get_data(b, NULL), g_bytes_get_size(b));
+        }
+        /* 100 ms at 44100 Hz, give or take the converter's one frame. */
+        g_assert_cmpuint(got->len / 4, >=, 4409);
+        g_assert_cmpuint(got->len / 4, <=, 4411);
+        g_assert_null(fake_conn_close_reason(rec2));
+    }
+
+    /* A mono voice: the stereo the client sends becomes the mean of its
+     * channels. */
+    qs_channels_record_start(fx.hub, 48000, 1);
+    fake_conn_clear(rec2);
+    g_byte_array_set_size(got, 0);
+    record_mode(rec2, SPICE_AUDIO_DATA_MODE_RAW);
+    {
+        const uint8_t lr[8] = { 0x10, 0x00, 0x30, 0x00, 0x00, 0x80, 0x00, 0x80 };
+
+        record_data(rec2, 9, lr, sizeof(lr));
+        g_assert_cmpuint(got->len, ==, 4);
+        g_assert_cmpint((int16_t)qs_wire_get_u16(got->data), ==, 0x20);
+        g_assert_cmpint((int16_t)qs_wire_get_u16(got->data + 2), ==, -32768);
+    }
+
+    /* A packet that is not Opus closes the record channel alone. */
+    record_mode(rec2, SPICE_AUDIO_DATA_MODE_OPUS);
+    record_data(rec2, 10, (const uint8_t[]){ 0xff, 0xff, 0xff }, 3);
+    g_assert_nonnull(strstr(fake_conn_close_reason(rec2), "cannot decode"));
     g_assert_null(fake_conn_close_reason(fx.main));
 
     qs_channels_free(fx.hub);
