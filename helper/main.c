@@ -131,10 +131,21 @@ static void on_gone(QsDisplay *display, const char *reason, gpointer data)
 }
 
 /* Resize (issue J): the client's monitors config, through the agent, as
- * qemu's Console.SetUIInfo; qemu's answer back to the agent's reply. */
-static void on_monitor(gpointer ui, const QsAgentMonitor *m)
+ * each served console's Console.SetUIInfo (head i is the i-th served
+ * console); qemu's answer back to the agent's reply. */
+typedef struct {
+    QsUiInfo *ui[QS_DISPLAY_MAX_SERVED];
+    guint n;
+} UiInfos;
+
+static void on_monitor(gpointer data, guint head, const QsAgentMonitor *m)
 {
-    qs_ui_info_request(ui, &(QsUiInfoRequest){
+    UiInfos *uis = data;
+
+    if (head >= uis->n) {
+        return;         /* the agent passes only heads the channels serve */
+    }
+    qs_ui_info_request(uis->ui[head], &(QsUiInfoRequest){
         .width_mm = m->width_mm, .height_mm = m->height_mm,
         .x = m->x, .y = m->y, .width = m->width, .height = m->height,
     });
@@ -188,13 +199,12 @@ int main(int argc, char **argv)
     g_autoptr(QsDisplay) display = NULL;
     QsChannels *channels = NULL;
     QsServer *server = NULL;
-    QsConsole *console;
     QsChannelsHead heads[QS_DISPLAY_MAX_SERVED];
     QsNetConfig net_cfg;
     QsDisplayOptions opts;
     App app = { NULL, QS_EXIT_OK, "exiting" };
     QsClipboard *clipboard;
-    QsUiInfo *ui_info;
+    UiInfos ui_infos = { { NULL }, 0 };
     QsAudioOut *audio_out;
     QsPlaybackAudio *playback;
     QsAudioIn *audio_in;
@@ -267,7 +277,6 @@ int main(int argc, char **argv)
     }
     /* One head (display + cursor channel) per served console, in order. */
     G_STATIC_ASSERT(QS_DISPLAY_MAX_SERVED <= QS_CHANNELS_MAX_HEADS);
-    console = qs_display_get_console(display);
     for (guint i = 0; i < qs_display_get_n_consoles(display); i++) {
         QsConsole *c = qs_display_get_console_at(display, i);
 
@@ -317,10 +326,13 @@ int main(int argc, char **argv)
     clipboard = qs_clipboard_new(qs_display_get_connection(display),
                                  qs_display_get_dest(display));
     qs_agent_use_clipboard(channels, clipboard);
-    ui_info = qs_ui_info_new(qs_display_get_connection(display),
-                             qs_display_get_dest(display),
-                             qs_console_get_id(console), on_ui_info_done, channels);
-    qs_agent_set_monitors(channels, &monitors_ops, ui_info);
+    for (guint i = 0; i < qs_display_get_n_consoles(display); i++) {
+        ui_infos.ui[ui_infos.n++] = qs_ui_info_new(
+            qs_display_get_connection(display), qs_display_get_dest(display),
+            qs_console_get_id(qs_display_get_console_at(display, i)),
+            on_ui_info_done, channels);
+    }
+    qs_agent_set_monitors(channels, &monitors_ops, &ui_infos);
     /* Sound (issue J): qemu's D-Bus audio output to the playback channel. */
     audio_out = qs_audio_out_new(qs_display_get_connection(display),
                                  qs_display_get_dest(display));
@@ -358,7 +370,9 @@ int main(int argc, char **argv)
     qs_server_free(server);
     qs_agent_drop_clipboard(channels, clipboard);
     qs_agent_set_monitors(channels, NULL, NULL);
-    qs_ui_info_free(ui_info);
+    for (guint i = 0; i < ui_infos.n; i++) {
+        qs_ui_info_free(ui_infos.ui[i]);
+    }
     qs_playback_audio_free(playback);
     qs_audio_out_free(audio_out);
     qs_record_audio_free(record);

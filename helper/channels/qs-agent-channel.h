@@ -45,14 +45,18 @@ void qs_agent_backend_request(QsChannels *hub, uint8_t selection);
 void qs_agent_backend_data(QsChannels *hub, uint8_t selection, GBytes *text);
 
 /*
- * Monitors configs (resize): the client's first monitor, checked, goes to a
- * sink that asks qemu for that mode (Console.SetUIInfo in the helper, wired
- * by main.c). The sink answers each `configure` with qs_agent_monitors_done,
- * later or at once; the client is then sent VD_AGENT_REPLY. With no sink the
- * agent does not announce VD_AGENT_CAP_MONITORS_CONFIG and refuses configs.
+ * Monitors configs (resize): the client's monitor i is head i (display
+ * channel i, the i-th served console), as spice-gtk numbers the displays
+ * of single-monitor display channels by channel id. Each enabled monitor of
+ * a head, checked, goes to a sink that asks qemu for that mode
+ * (Console.SetUIInfo in the helper, wired by main.c); a disabled one leaves
+ * its head as it is. The sink answers with qs_agent_monitors_done, later
+ * or at once; the client is then sent VD_AGENT_REPLY, one per config. With
+ * no sink the agent does not announce VD_AGENT_CAP_MONITORS_CONFIG and
+ * refuses configs.
  */
 typedef struct {
-    void (*configure)(gpointer sink, const QsAgentMonitor *monitor);
+    void (*configure)(gpointer sink, guint head, const QsAgentMonitor *monitor);
 } QsAgentMonitorsOps;
 
 /* Main context; ops NULL removes the sink (before qs_channels_free). */

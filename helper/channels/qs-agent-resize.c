@@ -75,22 +75,38 @@ static void refused(QsAgent *a, const char *why)
     reply(a, FALSE);
 }
 
+static gboolean disabled(const QsAgentMonitor *m)
+{
+    return m->width == 0 && m->height == 0;
+}
+
 void qs_agent_on_monitors(QsAgent *a, const QsAgentMsg *msg, GError **error)
 {
     g_autoptr(GError) bad = NULL;
     QsAgentMonitors mon;
+    guint heads = qs_channels_get_n_heads(a->hub), n, enabled = 0;
     Sink *s;
 
     if (!qs_agent_parse_monitors(msg, &mon, error)) {
         return;
     }
-    /* One console per helper: the client's first monitor is ours. */
-    if (mon.n_monitors == 0) {
-        refused(a, "no monitor enabled");
-        return;
+    /* Monitors beyond our heads have no console to resize. All of a
+     * config is checked before any of it is asked for. */
+    n = MIN(mon.n_monitors, heads);
+    for (guint i = 0; i < n; i++) {
+        if (disabled(&mon.monitors[i])) {
+            continue;
+        }
+        if (!qs_agent_monitor_check(&mon.monitors[i], &bad)) {
+            g_autofree char *why = g_strdup_printf("monitor %u: %s", i, bad->message);
+
+            refused(a, why);
+            return;
+        }
+        enabled++;
     }
-    if (!qs_agent_monitor_check(&mon.monitors[0], &bad)) {
-        refused(a, bad->message);
+    if (enabled == 0) {
+        refused(a, "no monitor of a served console enabled");
         return;
     }
     s = sink_for(a->hub);
@@ -98,14 +114,19 @@ void qs_agent_on_monitors(QsAgent *a, const QsAgentMsg *msg, GError **error)
         refused(a, "no way to change the mode");
         return;
     }
-    g_debug("agent: client asks for %ux%u+%d+%d (%ux%u mm)", mon.monitors[0].width,
-            mon.monitors[0].height, mon.monitors[0].x, mon.monitors[0].y,
-            mon.monitors[0].width_mm, mon.monitors[0].height_mm);
     /* Counted first: the sink may answer at once. */
     if (a->replies_owed < REPLIES_OWED_MAX) {
         a->replies_owed++;
     }
-    s->ops->configure(s->sink, &mon.monitors[0]);
+    for (guint i = 0; i < n; i++) {
+        const QsAgentMonitor *m = &mon.monitors[i];
+
+        if (!disabled(m)) {
+            g_debug("agent: client asks for %ux%u+%d+%d (%ux%u mm) on head %u", m->width,
+                    m->height, m->x, m->y, m->width_mm, m->height_mm, i);
+            s->ops->configure(s->sink, i, m);
+        }
+    }
 }
 
 void qs_agent_monitors_done(QsChannels *hub, gboolean applied)

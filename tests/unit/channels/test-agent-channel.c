@@ -421,10 +421,11 @@ static void test_late_backend(void)
 /* ---- monitors configs ------------------------------------------------------ */
 
 /* The sink: what the agent asked of "qemu". */
-static void sink_configure(gpointer sink, const QsAgentMonitor *m)
+static void sink_configure(gpointer sink, guint head, const QsAgentMonitor *m)
 {
-    g_string_append_printf(((FakeBackend *)sink)->log, "mode %ux%u%+d%+d %ux%umm;",
-                           m->width, m->height, m->x, m->y, m->width_mm, m->height_mm);
+    g_string_append_printf(((FakeBackend *)sink)->log, "%smode %ux%u%+d%+d %ux%umm;",
+                           head ? "head 1 " : "", m->width, m->height, m->x, m->y,
+                           m->width_mm, m->height_mm);
 }
 
 static const QsAgentMonitorsOps fake_monitors = { .configure = sink_configure };
@@ -544,6 +545,66 @@ static void test_monitors(void)
     teardown(&fx);
 }
 
+/* MONITORS_CONFIG of `n` monitors {w, h} (0x0: disabled), no flags. */
+static GBytes *monitors(guint n, const uint32_t (*wh)[2])
+{
+    GByteArray *b = g_byte_array_new();
+
+    qs_wire_u32(b, n);
+    qs_wire_u32(b, 0);
+    for (guint i = 0; i < n; i++) {
+        qs_wire_u32(b, wh[i][1]);
+        qs_wire_u32(b, wh[i][0]);
+        qs_wire_u32(b, 32);
+        qs_wire_i32(b, 0);
+        qs_wire_i32(b, 0);
+    }
+    return g_byte_array_free_to_bytes(b);
+}
+
+/* Two heads: monitor i is head i; a disabled monitor leaves its head, one
+ * beyond the heads is ignored, one bad monitor refuses the whole config. */
+static void test_monitors_heads(void)
+{
+    Fixture fx = { 0 };
+    QsScreen *second = qs_screen_new();
+    QsChannelsHead heads[2] = { { NULL, NULL, NULL }, { second, NULL, NULL } };
+    QsChannelsConfig cfg = { "vm", NULL, NULL, NULL, NULL, heads, 2 };
+    g_autofree char *r1 = NULL, *r2 = NULL;
+
+    fx.screen = qs_screen_new();
+    heads[0].screen = fx.screen;
+    fx.hub = qs_channels_new(&cfg);
+    fx.be.log = g_string_new(NULL);
+    qs_agent_set_backend(fx.hub, &fake_ops, &fx.be, TRUE);
+    qs_agent_set_monitors(fx.hub, &fake_monitors, &fx.be);
+    open_main(&fx);
+    caps_with(&fx, TRUE);
+
+    client_send(&fx, VD_AGENT_MONITORS_CONFIG,
+                monitors(3, (const uint32_t[][2]){ { 0, 0 }, { 1024, 768 }, { 800, 600 } }));
+    g_assert_cmpstr(fx.be.log->str, ==, "head 1 mode 1024x768+0+0 0x0mm;");
+    g_string_truncate(fx.be.log, 0);
+    client_send(&fx, VD_AGENT_MONITORS_CONFIG,
+                monitors(2, (const uint32_t[][2]){ { 1280, 800 }, { 640, 480 } }));
+    g_assert_cmpstr(fx.be.log->str, ==, "mode 1280x800+0+0 0x0mm;head 1 mode 640x480+0+0 0x0mm;");
+    qs_agent_monitors_done(fx.hub, TRUE);
+    r1 = replies(&fx);
+    g_assert_cmpstr(r1, ==, "SS");
+
+    g_string_truncate(fx.be.log, 0);
+    client_send(&fx, VD_AGENT_MONITORS_CONFIG,
+                monitors(2, (const uint32_t[][2]){ { 1280, 800 }, { 20000, 10 } }));
+    client_send(&fx, VD_AGENT_MONITORS_CONFIG,
+                monitors(3, (const uint32_t[][2]){ { 0, 0 }, { 0, 0 }, { 800, 600 } }));
+    r2 = replies(&fx);
+    g_assert_cmpstr(r2, ==, "EE");
+    g_assert_cmpstr(fx.be.log->str, ==, "");
+    g_assert_null(fake_conn_close_reason(fx.main));
+    teardown(&fx);
+    qs_screen_free(second);
+}
+
 /* No REPLY cap: nothing answered; no sink: no MONITORS_CONFIG cap, refused. */
 static void test_monitors_no_reply_no_sink(void)
 {
@@ -583,6 +644,7 @@ int main(int argc, char **argv)
     g_test_add_func("/channels/agent-channel/ignored", test_ignored);
     g_test_add_func("/channels/agent-channel/late-backend", test_late_backend);
     g_test_add_func("/channels/agent-channel/monitors", test_monitors);
+    g_test_add_func("/channels/agent-channel/monitors-heads", test_monitors_heads);
     g_test_add_func("/channels/agent-channel/monitors-no-reply-no-sink",
                     test_monitors_no_reply_no_sink);
     return g_test_run();
