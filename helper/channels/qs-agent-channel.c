@@ -76,6 +76,10 @@ static void send_caps(QsAgent *a, gboolean request)
     if (qs_agent_has_monitors_sink(a->hub)) {
         caps[0] |= 1u << VD_AGENT_CAP_MONITORS_CONFIG;
         caps[0] |= 1u << VD_AGENT_CAP_REPLY;
+        /* Monitor i stays at index i when others are disabled: without
+         * it spice-gtk packs the enabled ones, and a lone display 1 would
+         * arrive as monitor 0, resizing the wrong console. */
+        caps[0] |= 1u << VD_AGENT_CAP_SPARSE_MONITORS_CONFIG;
     }
     qs_agent_send_msg(a, VD_AGENT_ANNOUNCE_CAPABILITIES,
              qs_agent_caps_body(request, caps, QS_AGENT_CAP_WORDS));

@@ -497,7 +497,8 @@ static void test_monitors(void)
                     (1u << VD_AGENT_CAP_CLIPBOARD_BY_DEMAND) |
                     (1u << VD_AGENT_CAP_CLIPBOARD_SELECTION) |
                     (1u << VD_AGENT_CAP_FILE_XFER_DISABLED) |
-                    (1u << VD_AGENT_CAP_MONITORS_CONFIG) | (1u << VD_AGENT_CAP_REPLY));
+                    (1u << VD_AGENT_CAP_MONITORS_CONFIG) | (1u << VD_AGENT_CAP_REPLY) |
+                    (1u << VD_AGENT_CAP_SPARSE_MONITORS_CONFIG));
 
     /* Passed on; answered when the sink is. */
     client_send(&fx, VD_AGENT_MONITORS_CONFIG,
