@@ -286,6 +286,17 @@ static int uevent_fd = -1;
 static uint32_t pref_w, pref_h;         /* the preferred mode last seen */
 static long long next_poll;
 
+/* The card's other connectors are only watched, never driven: a test sees
+ * that a resize request for another head (qemu's Console_<n>) reached the
+ * guest. Virtual cards have a handful; more are not watched. */
+#define MAX_WATCHED 8
+static struct {
+    uint32_t id;
+    unsigned index;                     /* position in the card's list */
+    uint32_t w, h;                      /* preferred mode last seen, 0x0 if none */
+} watched[MAX_WATCHED];
+static unsigned n_watched;
+
 static long long mono_ns(void)
 {
     struct timespec ts;
@@ -296,9 +307,9 @@ static long long mono_ns(void)
 
 /* The connector's preferred mode, probed afresh (we are DRM master, so a
  * GETCONNECTOR without modes re-reads the host's display info). */
-static bool preferred_mode(int fd, struct drm_mode_modeinfo *out)
+static bool preferred_mode(int fd, uint32_t conn_id, struct drm_mode_modeinfo *out)
 {
-    struct drm_mode_get_connector c = { .connector_id = out_conn };
+    struct drm_mode_get_connector c = { .connector_id = conn_id };
     struct drm_mode_modeinfo *modes;
     bool found = false;
 
@@ -322,16 +333,70 @@ static bool preferred_mode(int fd, struct drm_mode_modeinfo *out)
     return found;
 }
 
+/* The connectors other than ours, in the card's order, with the preferred
+ * mode each has now (a disconnected one has no modes, so none). */
+static void watch_others(int fd)
+{
+    uint32_t conns[MAX_WATCHED];
+    struct drm_mode_card_res res = { 0 };
+    struct drm_mode_modeinfo m;
+
+    if (xioctl(fd, DRM_IOCTL_MODE_GETRESOURCES, &res) < 0 || res.count_connectors == 0)
+        return;
+    /* Only the connector ids: the kernel copies at most count_* of each. */
+    res.count_connectors = res.count_connectors > MAX_WATCHED ? MAX_WATCHED
+                                                              : res.count_connectors;
+    res.count_fbs = 0;
+    res.count_crtcs = 0;
+    res.count_encoders = 0;
+    res.connector_id_ptr = (uintptr_t)conns;
+    if (xioctl(fd, DRM_IOCTL_MODE_GETRESOURCES, &res) < 0)
+        return;
+    for (unsigned i = 0; i < res.count_connectors && i < MAX_WATCHED; i++) {
+        if (conns[i] == out_conn)
+            continue;
+        watched[n_watched].id = conns[i];
+        watched[n_watched].index = i;
+        if (preferred_mode(fd, conns[i], &m)) {
+            watched[n_watched].w = m.hdisplay;
+            watched[n_watched].h = m.vdisplay;
+        }
+        n_watched++;
+    }
+}
+
+/* Says when another connector's preferred mode changed or (re)appeared; a
+ * connector that lost its modes is quiet until it has one again. */
+static void probe_others(int fd)
+{
+    struct drm_mode_modeinfo m;
+
+    for (unsigned i = 0; i < n_watched; i++) {
+        if (!preferred_mode(fd, watched[i].id, &m)) {
+            watched[i].w = watched[i].h = 0;
+            continue;
+        }
+        if (m.hdisplay == watched[i].w && m.vdisplay == watched[i].h)
+            continue;
+        watched[i].w = m.hdisplay;
+        watched[i].h = m.vdisplay;
+        kd_say("PREFERRED connector=%u %ux%u", watched[i].index, watched[i].w,
+               watched[i].h);
+    }
+}
+
 void kd_drm_follow_start(struct kd_fb *fb)
 {
     struct sockaddr_nl addr = { .nl_family = AF_NETLINK, .nl_groups = 1 };
     struct drm_mode_modeinfo m;
 
-    /* Only changes count: the mode the host preferred at boot stays 1280x800. */
-    if (preferred_mode(fb->fd, &m)) {
+    /* Only changes count: the mode the host preferred at boot stays 1280x800,
+     * and the other connectors' boot-time modes are not reported either. */
+    if (preferred_mode(fb->fd, out_conn, &m)) {
         pref_w = m.hdisplay;
         pref_h = m.vdisplay;
     }
+    watch_others(fb->fd);
     uevent_fd = socket(AF_NETLINK, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC,
                        NETLINK_KOBJECT_UEVENT);
     if (uevent_fd >= 0 && bind(uevent_fd, (struct sockaddr *)&addr, sizeof(addr)) < 0) {
@@ -430,7 +495,9 @@ void kd_drm_follow(struct kd_fb *fb)
     if (!hotplug_seen() && now < next_poll)
         return;
     next_poll = now + FOLLOW_POLL_NS;
-    if (!preferred_mode(fb->fd, &m) || (m.hdisplay == pref_w && m.vdisplay == pref_h))
+    probe_others(fb->fd);
+    if (!preferred_mode(fb->fd, out_conn, &m) ||
+        (m.hdisplay == pref_w && m.vdisplay == pref_h))
         return;
     pref_w = m.hdisplay;
     pref_h = m.vdisplay;

@@ -10,10 +10,12 @@ Run this file as a script for the SPICE client side (spice-gtk's
 SpiceClientGLib):
   /usr/bin/python3 test_resize.py client HOST PORT WIDTH HEIGHT
 It prints one line per observation and reads commands on stdin:
-  send W H      send a monitors config of W x H
+  send W H [D]  send a monitors config of W x H for display D (default 0;
+                the others stay as spice-gtk has them: disabled here)
   dump PATH     write the current primary surface as a PPM
 """
 
+import re
 import sys
 import time
 
@@ -45,10 +47,10 @@ def client_main(argv):
             state['announced'] = True
             say('agent-monitors', int(bool(main.agent_test_capability(VD_AGENT_CAP_REPLY))))
 
-    def send(w, h):
+    def send(w, h, head=0):
         main = state['main']
-        main.update_display_enabled(0, True, False)
-        main.update_display(0, 0, 0, w, h, False)
+        main.update_display_enabled(head, True, False)
+        main.update_display(head, 0, 0, w, h, False)
         say('sent', w, h, int(bool(main.send_monitor_config())))
 
     def dump(path):
@@ -75,7 +77,7 @@ def client_main(argv):
             return False
         words = line.split()
         if words[:1] == ['send']:
-            send(int(words[1]), int(words[2]))
+            send(*(int(w) for w in words[1:4]))
         elif words[:1] == ['dump']:
             dump(words[1])
         return True
@@ -184,6 +186,37 @@ if __name__ != "__main__":
             finally:
                 client.stop()
             assert "cannot change its mode" not in h.stderr(), h.stderr()[-2000:]
+
+    @pytest.mark.timeout(240)
+    def test_monitors_config_second_head(qemu_factory, qemu_flavour, guest, helper_binary):
+        """A virtio-gpu with two outputs is two consoles, two display
+        channels; the client's display 1 asks for 1024x768: console 1's
+        SetUIInfo, which the guest sees as connector 1's new preferred mode
+        (keydraw drives only connector 0 and reports the others' modes),
+        while console 0 keeps its mode."""
+        q = qemu_factory(vga="virtio", mode="idle", cmdline_extra="keydraw.resize=1",
+                         extra_args=["-global", "virtio-vga.max_outputs=2"])
+        ready = q.wait_ready(timeout=READY_TIMEOUT)
+        assert (ready["w"], ready["h"]) == ("1280", "800"), ready
+        with serving(helper_binary, q, "--disable-ticketing") as (h, port):
+            client = Client(port)
+            try:
+                assert client.wait_line("agent-monitors 1", 30), client.seen
+                assert client.wait_line("primary 1280 800", 30), client.seen
+                mark = q.serial_mark()
+                client.command("send", 1024, 768, 1)
+                assert client.wait_line("sent 1024 768 1", 10), client.seen
+                q.wait_serial(r"PREFERRED connector=1 1024x768", timeout=60, since=mark)
+                client.command("send", 800, 600, 1)
+                q.wait_serial(r"PREFERRED connector=1 800x600", timeout=60, since=mark)
+                time.sleep(2)       # longer than the guest's 2 s poll
+                modes = [l for l in q.serial_lines[mark:] if "MODE " in str(l)]
+                assert not modes, f"console 0 changed: {modes}"
+                m = re.search(r"serving consoles (.*)", h.stderr())
+                assert m and "1 (display channel 1)" in m.group(1), h.stderr()[-2000:]
+                print("client:", client.seen)
+            finally:
+                client.stop()
 
     @pytest.mark.timeout(240)
     def test_grow_and_back_while_busy(qemu_factory, qemu_flavour, guest, helper_binary,
