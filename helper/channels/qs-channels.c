@@ -3,6 +3,7 @@
 #include "channels/qs-channels.h"
 #include "channels/qs-msg.h"
 #include "channels/qs-session.h"
+#include "util/qs-wake.h"
 
 #include <spice/enums.h>
 #include <spice/protocol.h>
@@ -39,17 +40,6 @@ struct QsChannels {
     QsRecordState record;
 };
 
-static gboolean wake_dispatch(GSource *source, GSourceFunc callback,
-                              gpointer user_data)
-{
-    g_source_set_ready_time(source, -1);
-    return callback(user_data);
-}
-
-static GSourceFuncs wake_funcs = {
-    .dispatch = wake_dispatch,
-};
-
 static gboolean on_wake(gpointer user_data)
 {
     QsChannels *hub = user_data;
@@ -81,7 +71,7 @@ static void on_screen_changed(QsScreen *screen, gpointer user_data)
 
     (void)screen;
     g_atomic_int_or(&head->hub->screen_changed, 1u << head->index);
-    g_source_set_ready_time(head->hub->wake, 0);
+    qs_wake(head->hub->wake);
 }
 
 static void on_cursor_changed(QsCursor *cursor, gboolean shape, gpointer user_data)
@@ -91,7 +81,7 @@ static void on_cursor_changed(QsCursor *cursor, gboolean shape, gpointer user_da
     (void)cursor;
     (void)shape;
     g_atomic_int_or(&head->hub->cursor_changed, 1u << head->index);
-    g_source_set_ready_time(head->hub->wake, 0);
+    qs_wake(head->hub->wake);
 }
 
 static void on_input_changed(QsInput *input, QsInputChange what, gpointer user_data)
@@ -119,10 +109,7 @@ QsChannels *qs_channels_new(const QsChannelsConfig *config)
     hub->has_uuid = config->vm_uuid && qs_uuid_parse(config->vm_uuid, hub->uuid);
     hub->n_heads = MAX(config->n_heads, 1);
 
-    hub->wake = g_source_new(&wake_funcs, sizeof(GSource));
-    g_source_set_callback(hub->wake, on_wake, hub, NULL);
-    g_source_set_name(hub->wake, "qs-channels-wake");
-    g_source_attach(hub->wake, context);
+    hub->wake = qs_wake_source_new("qs-channels-wake", on_wake, hub, context);
 
     for (guint i = 0; i < hub->n_heads; i++) {
         Head *head = &hub->heads[i];

@@ -79,12 +79,12 @@ static void flush(QsPlaybackChannel *pb)
 
 static void send_volume(QsPlaybackChannel *pb, const QsPlaybackState *st)
 {
-    if (!st->has_volume || !qs_channel_has_cap(&pb->base, SPICE_PLAYBACK_CAP_VOLUME)) {
+    if (!st->volume.known || !qs_channel_has_cap(&pb->base, SPICE_PLAYBACK_CAP_VOLUME)) {
         return;
     }
     qs_channel_send(&pb->base, SPICE_MSG_PLAYBACK_VOLUME,
-                    qs_msg_audio_volume(st->volume, st->n_volume));
-    qs_channel_send(&pb->base, SPICE_MSG_PLAYBACK_MUTE, qs_msg_audio_mute(st->mute));
+                    qs_msg_audio_volume(st->volume.volume, st->volume.n));
+    qs_channel_send(&pb->base, SPICE_MSG_PLAYBACK_MUTE, qs_msg_audio_mute(st->volume.mute));
 }
 
 /* Opus (a 16th of raw PCM's bytes) when the client decodes it, at qemu's
@@ -299,17 +299,7 @@ void qs_channels_audio_volume(QsChannels *hub, gboolean mute, const uint8_t *vol
     QsPlaybackState *st = qs_channels_playback_state(hub);
     QsPlaybackChannel *pb = current(hub);
 
-    if (n == 0) {
-        return;
-    }
-    n = MIN(n, (guint)G_N_ELEMENTS(st->volume));
-    for (guint i = 0; i < n; i++) {
-        st->volume[i] = qs_playback_volume_from_qemu(volume[i]);
-    }
-    st->n_volume = (uint8_t)n;
-    st->mute = !!mute;
-    st->has_volume = TRUE;
-    if (pb) {
+    if (qs_audio_volume_set(&st->volume, mute, volume, n) && pb) {
         send_volume(pb, st);
     }
 }

@@ -73,6 +73,22 @@ uint16_t qs_playback_volume_from_qemu(uint8_t volume)
     return (uint16_t)(volume * 257u);
 }
 
+gboolean qs_audio_volume_set(QsAudioVolume *v, gboolean mute, const uint8_t *volume,
+                             guint n)
+{
+    if (n == 0) {
+        return FALSE;
+    }
+    n = MIN(n, (guint)G_N_ELEMENTS(v->volume));
+    for (guint i = 0; i < n; i++) {
+        v->volume[i] = qs_playback_volume_from_qemu(volume[i]);
+    }
+    v->n = (uint8_t)n;
+    v->mute = !!mute;
+    v->known = TRUE;
+    return TRUE;
+}
+
 GBytes *qs_msg_playback_mode(uint32_t mm_time, uint16_t mode)
 {
     GByteArray *b = g_byte_array_sized_new(6);

@@ -23,6 +23,19 @@ GBytes *qs_pcm_to_s16_stereo(const QsAudioFormat *format, GBytes *pcm);
 /* qemu's per-channel volume 0..255 as SPICE's 0..65535. */
 uint16_t qs_playback_volume_from_qemu(uint8_t volume);
 
+/* A voice's volume as qemu last set it, on SPICE's scale (VOLUME, MUTE). */
+typedef struct {
+    gboolean known;             /* qemu has set one */
+    gboolean mute;
+    uint8_t n;                  /* channels, 1..8 */
+    uint16_t volume[8];
+} QsAudioVolume;
+
+/* qemu's SetVolume: `n` values 0..255 (beyond 8 ignored); FALSE, and no
+ * change, when n is 0. */
+gboolean qs_audio_volume_set(QsAudioVolume *v, gboolean mute, const uint8_t *volume,
+                             guint n);
+
 /* PLAYBACK_MODE{u32 time; u16 mode} (no codec data). */
 GBytes *qs_msg_playback_mode(uint32_t mm_time, uint16_t mode);
 /* PLAYBACK_START{u32 channels; u16 format; u32 frequency; u32 time}. */

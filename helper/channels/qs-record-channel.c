@@ -34,12 +34,12 @@ typedef struct {
 
 static void send_volume(QsRecordChannel *rc, const QsRecordState *st)
 {
-    if (!st->has_volume || !qs_channel_has_cap(&rc->base, SPICE_RECORD_CAP_VOLUME)) {
+    if (!st->volume.known || !qs_channel_has_cap(&rc->base, SPICE_RECORD_CAP_VOLUME)) {
         return;
     }
     qs_channel_send(&rc->base, SPICE_MSG_RECORD_VOLUME,
-                    qs_msg_audio_volume(st->volume, st->n_volume));
-    qs_channel_send(&rc->base, SPICE_MSG_RECORD_MUTE, qs_msg_audio_mute(st->mute));
+                    qs_msg_audio_volume(st->volume.volume, st->volume.n));
+    qs_channel_send(&rc->base, SPICE_MSG_RECORD_MUTE, qs_msg_audio_mute(st->volume.mute));
 }
 
 static void forget_codec(QsRecordChannel *rc)
@@ -265,17 +265,7 @@ void qs_channels_record_volume(QsChannels *hub, gboolean mute, const uint8_t *vo
     QsRecordState *st = qs_channels_record_state(hub);
     QsRecordChannel *rc = current(hub);
 
-    if (n == 0) {
-        return;
-    }
-    n = MIN(n, (guint)G_N_ELEMENTS(st->volume));
-    for (guint i = 0; i < n; i++) {
-        st->volume[i] = qs_playback_volume_from_qemu(volume[i]);
-    }
-    st->n_volume = (uint8_t)n;
-    st->mute = !!mute;
-    st->has_volume = TRUE;
-    if (rc) {
+    if (qs_audio_volume_set(&st->volume, mute, volume, n) && rc) {
         send_volume(rc, st);
     }
 }

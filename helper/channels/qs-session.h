@@ -7,6 +7,7 @@
 
 #include "channels/qs-channel.h"
 #include "channels/qs-channels.h"
+#include "channels/qs-playback.h"
 
 struct QsSession {
     QsChannels *hub;
@@ -39,10 +40,7 @@ typedef struct {
     gboolean available;         /* qemu's D-Bus audio registered */
     gboolean playing;           /* a voice is on */
     uint32_t freq;              /* its rate; always S16 stereo */
-    gboolean has_volume;
-    gboolean mute;
-    uint8_t n_volume;
-    uint16_t volume[8];         /* SPICE scale 0..65535 */
+    QsAudioVolume volume;
 } QsPlaybackState;
 
 /* qemu's sound input as the hub knows it (qs-record-channel.c). */
@@ -51,10 +49,7 @@ typedef struct {
     gboolean recording;         /* the guest records */
     uint32_t freq;              /* S16, at this rate */
     uint8_t nchannels;          /* 1 or 2 */
-    gboolean has_volume;
-    gboolean mute;
-    uint8_t n_volume;
-    uint16_t volume[8];         /* SPICE scale 0..65535 */
+    QsAudioVolume volume;
     QsRecordSink sink;          /* where the client's sound goes */
     gpointer sink_data;
 } QsRecordState;

@@ -2,17 +2,16 @@
 /* Our AudioInListener: registration with qemu, Read answered on the peer thread, the recorded voice's changes to the main context. */
 #include "display/qs-audio-in.h"
 
-#include <gio/gunixfdlist.h>
 #include <string.h>
 
 #include "display/qs-p2p-peer.h"
+#include "util/qs-wake.h"
 #include "flow/qs-audio-pace.h"
 #include "qs-dbus-display1.h"
 
 #define AUDIO_PATH "/org/qemu/Display1/Audio"
 #define IFACE_AUDIO "org.qemu.Display1.Audio"
 #define IN_LISTENER_PATH "/org/qemu/Display1/AudioInListener"
-#define REGISTER_TIMEOUT_MS 5000
 /* The client's sound waiting for qemu, and the most one Read gets. */
 #define MAX_QUEUE_MS 200u
 
@@ -82,7 +81,7 @@ static void event_free(Event *e)
 static void post_locked(QsAudioIn *in, Event *e)
 {
     g_queue_push_tail(&in->events, e);
-    g_source_set_ready_time(in->wake, 0);
+    qs_wake(in->wake);
 }
 
 static void post(QsAudioIn *in, Event *e)
@@ -380,16 +379,6 @@ static void deliver(QsAudioIn *in, const Event *e)
     }
 }
 
-static gboolean wake_dispatch(GSource *source, GSourceFunc callback, gpointer data)
-{
-    g_source_set_ready_time(source, -1);
-    return callback(data);
-}
-
-static GSourceFuncs wake_funcs = {
-    .dispatch = wake_dispatch,
-};
-
 static gboolean on_wake(gpointer data)
 {
     QsAudioIn *in = data;
@@ -407,30 +396,16 @@ static gboolean on_wake(gpointer data)
     return G_SOURCE_CONTINUE;
 }
 
-static void on_registered(GObject *source, GAsyncResult *res, gpointer data)
+static void on_registered(const GError *error, const char *remote, gpointer data)
 {
-    g_autoptr(GError) error = NULL;
-    g_autoptr(GVariant) ret = NULL;
-    QsAudioIn *in;
+    QsAudioIn *in = data;
 
-    ret = g_dbus_connection_call_with_unix_fd_list_finish(
-        G_DBUS_CONNECTION(source), NULL, res, &error);
-    if (!ret && g_error_matches(error, G_IO_ERROR, G_IO_ERROR_CANCELLED)) {
-        return;         /* before touching `data`: it may be gone */
-    }
-    in = data;
-    if (!ret) {
-        g_autofree char *remote = g_dbus_error_get_remote_error(error);
-
-        g_dbus_error_strip_remote_error(error);
+    if (error) {
         in->refused = TRUE;
-        g_message("audio: qemu refused our capture listener%s%s; no record "
-                  "channel is offered to clients (%s)", remote ? ": " : "",
-                  remote ? remote : "", error->message);
-        set_available(in, FALSE);
-        return;
+        g_message("audio: qemu refused our capture listener%s%s; no record channel is offered to clients (%s)",
+                  remote ? ": " : "", remote ? remote : "", error->message);
     }
-    set_available(in, TRUE);
+    set_available(in, error == NULL);
 }
 
 QsAudioIn *qs_audio_in_new(GDBusConnection *conn, const char *dest)
@@ -443,10 +418,7 @@ QsAudioIn *qs_audio_in_new(GDBusConnection *conn, const char *dest)
     in->cancellable = g_cancellable_new();
     g_mutex_init(&in->lock);
     g_queue_init(&in->events);
-    in->wake = g_source_new(&wake_funcs, sizeof(GSource));
-    g_source_set_callback(in->wake, on_wake, in, NULL);
-    g_source_set_name(in->wake, "qs-audio-in-wake");
-    g_source_attach(in->wake, main_ctx);
+    in->wake = qs_wake_source_new("qs-audio-in-wake", on_wake, in, main_ctx);
     return in;
 }
 
@@ -460,23 +432,18 @@ void qs_audio_in_set_funcs(QsAudioIn *in, const QsAudioInFuncs *funcs,
 void qs_audio_in_start(QsAudioIn *in, QsDisplayAudio audio)
 {
     g_autoptr(GError) error = NULL;
-    g_autoptr(GUnixFDList) fds = NULL;
-    int qemu_fd = -1;
 
     if (in->started || audio != QS_DISPLAY_AUDIO_YES) {
         return;
     }
-    in->peer = qs_p2p_peer_new("qs-audio-in", &peer_funcs, in, &qemu_fd, &error);
+    in->peer = qs_p2p_peer_register(in->conn, in->dest, AUDIO_PATH, IFACE_AUDIO,
+                                     "RegisterInListener", "qs-audio-in", &peer_funcs, in,
+                                     in->cancellable, on_registered, &error);
     if (!in->peer) {
         g_warning("audio: %s; no recording", error->message);
         return;
     }
-    fds = g_unix_fd_list_new_from_array(&qemu_fd, 1);
     in->started = TRUE;
-    g_dbus_connection_call_with_unix_fd_list(
-        in->conn, in->dest, AUDIO_PATH, IFACE_AUDIO, "RegisterInListener",
-        g_variant_new("(h)", 0), NULL, G_DBUS_CALL_FLAGS_NO_AUTO_START,
-        REGISTER_TIMEOUT_MS, fds, in->cancellable, on_registered, in);
 }
 
 gboolean qs_audio_in_is_available(QsAudioIn *in)

@@ -2,16 +2,15 @@
 /* Our AudioOutListener: registration with qemu, its p2p connection on a thread, a bounded queue to the main context. */
 #include "display/qs-audio-out.h"
 
-#include <gio/gunixfdlist.h>
 #include <string.h>
 
 #include "display/qs-p2p-peer.h"
+#include "util/qs-wake.h"
 #include "qs-dbus-display1.h"
 
 #define AUDIO_PATH "/org/qemu/Display1/Audio"
 #define IFACE_AUDIO "org.qemu.Display1.Audio"
 #define OUT_LISTENER_PATH "/org/qemu/Display1/AudioOutListener"
-#define REGISTER_TIMEOUT_MS 5000
 #define MAX_FREQ 192000u
 #define MIN_FREQ 1000u
 
@@ -182,7 +181,7 @@ static void post(QsAudioOut *out, Event *e)
         g_queue_push_tail(&out->events, e);
         drop_oldest(out, v);
         g_mutex_unlock(&out->lock);
-        g_source_set_ready_time(out->wake, 0);
+        qs_wake(out->wake);
         return;
     } else if (e->kind == EV_FINI) {
         Voice *v = find_voice(out, e->id);
@@ -195,7 +194,7 @@ static void post(QsAudioOut *out, Event *e)
     }
     g_queue_push_tail(&out->events, e);
     g_mutex_unlock(&out->lock);
-    g_source_set_ready_time(out->wake, 0);
+    qs_wake(out->wake);
 }
 
 static Event *event_new(EventKind kind, uint64_t id)
@@ -396,17 +395,6 @@ static void deliver(QsAudioOut *out, const Event *e)
     }
 }
 
-static gboolean wake_dispatch(GSource *source, GSourceFunc callback,
-                              gpointer user_data)
-{
-    g_source_set_ready_time(source, -1);
-    return callback(user_data);
-}
-
-static GSourceFuncs wake_funcs = {
-    .dispatch = wake_dispatch,
-};
-
 static gboolean on_wake(gpointer data)
 {
     QsAudioOut *out = data;
@@ -432,30 +420,16 @@ static gboolean on_wake(gpointer data)
     return G_SOURCE_CONTINUE;
 }
 
-static void on_registered(GObject *source, GAsyncResult *res, gpointer data)
+static void on_registered(const GError *error, const char *remote, gpointer data)
 {
-    g_autoptr(GError) error = NULL;
-    g_autoptr(GVariant) ret = NULL;
-    QsAudioOut *out;
+    QsAudioOut *out = data;
 
-    ret = g_dbus_connection_call_with_unix_fd_list_finish(
-        G_DBUS_CONNECTION(source), NULL, res, &error);
-    if (!ret && g_error_matches(error, G_IO_ERROR, G_IO_ERROR_CANCELLED)) {
-        return;         /* before touching `data`: it may be gone */
-    }
-    out = data;
-    if (!ret) {
-        g_autofree char *remote = g_dbus_error_get_remote_error(error);
-
-        g_dbus_error_strip_remote_error(error);
+    if (error) {
         out->refused = TRUE;
-        g_message("audio: qemu refused our audio listener%s%s; no sound channel "
-                  "is offered to clients (%s)", remote ? ": " : "",
-                  remote ? remote : "", error->message);
-        set_available(out, FALSE);
-        return;
+        g_message("audio: qemu refused our audio listener%s%s; no sound channel is offered to clients (%s)",
+                  remote ? ": " : "", remote ? remote : "", error->message);
     }
-    set_available(out, TRUE);
+    set_available(out, error == NULL);
 }
 
 QsAudioOut *qs_audio_out_new(GDBusConnection *conn, const char *dest)
@@ -468,10 +442,7 @@ QsAudioOut *qs_audio_out_new(GDBusConnection *conn, const char *dest)
     out->cancellable = g_cancellable_new();
     g_mutex_init(&out->lock);
     g_queue_init(&out->events);
-    out->wake = g_source_new(&wake_funcs, sizeof(GSource));
-    g_source_set_callback(out->wake, on_wake, out, NULL);
-    g_source_set_name(out->wake, "qs-audio-out-wake");
-    g_source_attach(out->wake, main_ctx);
+    out->wake = qs_wake_source_new("qs-audio-out-wake", on_wake, out, main_ctx);
     return out;
 }
 
@@ -485,8 +456,6 @@ void qs_audio_out_set_funcs(QsAudioOut *out, const QsAudioOutFuncs *funcs,
 void qs_audio_out_start(QsAudioOut *out, QsDisplayAudio audio)
 {
     g_autoptr(GError) error = NULL;
-    g_autoptr(GUnixFDList) fds = NULL;
-    int qemu_fd = -1;
 
     if (out->started) {
         return;
@@ -504,17 +473,14 @@ void qs_audio_out_start(QsAudioOut *out, QsDisplayAudio audio)
                   "a D-Bus bus, or use qemu 8.1 or later)");
         return;
     }
-    out->peer = qs_p2p_peer_new("qs-audio-out", &peer_funcs, out, &qemu_fd, &error);
+    out->peer = qs_p2p_peer_register(out->conn, out->dest, AUDIO_PATH, IFACE_AUDIO,
+                                     "RegisterOutListener", "qs-audio-out", &peer_funcs, out,
+                                     out->cancellable, on_registered, &error);
     if (!out->peer) {
         g_warning("audio: %s; no sound", error->message);
         return;
     }
-    fds = g_unix_fd_list_new_from_array(&qemu_fd, 1);
     out->started = TRUE;
-    g_dbus_connection_call_with_unix_fd_list(
-        out->conn, out->dest, AUDIO_PATH, IFACE_AUDIO, "RegisterOutListener",
-        g_variant_new("(h)", 0), NULL, G_DBUS_CALL_FLAGS_NO_AUTO_START,
-        REGISTER_TIMEOUT_MS, fds, out->cancellable, on_registered, out);
 }
 
 gboolean qs_audio_out_is_available(QsAudioOut *out)

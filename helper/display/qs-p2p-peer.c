@@ -3,8 +3,12 @@
 #include "display/qs-p2p-peer.h"
 
 #include <errno.h>
+#include <gio/gunixfdlist.h>
 #include <sys/socket.h>
 #include <unistd.h>
+
+/* qemu answers at once; this only bounds a qemu that hangs. */
+#define REGISTER_TIMEOUT_MS 5000
 
 struct QsP2pPeer {
     const QsP2pPeerFuncs *funcs;
@@ -123,4 +127,56 @@ void qs_p2p_peer_free(QsP2pPeer *peer)
     g_main_context_unref(peer->ctx);
     g_object_unref(peer->socket);
     g_free(peer);
+}
+
+typedef struct {
+    QsP2pRegisteredFunc registered;
+    gpointer data;
+} Registration;
+
+static void on_registered(GObject *source, GAsyncResult *res, gpointer user_data)
+{
+    g_autofree Registration *reg = user_data;
+    g_autoptr(GError) error = NULL;
+    g_autoptr(GVariant) ret = NULL;
+    g_autofree char *remote = NULL;
+
+    ret = g_dbus_connection_call_with_unix_fd_list_finish(
+        G_DBUS_CONNECTION(source), NULL, res, &error);
+    if (!ret && g_error_matches(error, G_IO_ERROR, G_IO_ERROR_CANCELLED)) {
+        return;         /* its owner may be gone */
+    }
+    if (!ret) {
+        remote = g_dbus_error_get_remote_error(error);
+        g_dbus_error_strip_remote_error(error);
+    }
+    reg->registered(ret ? NULL : error, remote, reg->data);
+}
+
+QsP2pPeer *qs_p2p_peer_register(GDBusConnection *conn, const char *dest,
+                                const char *path, const char *iface,
+                                const char *method, const char *thread_name,
+                                const QsP2pPeerFuncs *funcs, gpointer data,
+                                GCancellable *cancellable,
+                                QsP2pRegisteredFunc registered, GError **error)
+{
+    g_autoptr(GUnixFDList) fds = NULL;
+    Registration *reg;
+    QsP2pPeer *peer;
+    int qemu_fd = -1;
+
+    peer = qs_p2p_peer_new(thread_name, funcs, data, &qemu_fd, error);
+    if (!peer) {
+        return NULL;
+    }
+    /* The list owns the descriptor from here. */
+    fds = g_unix_fd_list_new_from_array(&qemu_fd, 1);
+    reg = g_new0(Registration, 1);
+    reg->registered = registered;
+    reg->data = data;
+    g_dbus_connection_call_with_unix_fd_list(
+        conn, dest, path, iface, method, g_variant_new("(h)", 0), NULL,
+        G_DBUS_CALL_FLAGS_NO_AUTO_START, REGISTER_TIMEOUT_MS, fds, cancellable,
+        on_registered, reg);
+    return peer;
 }

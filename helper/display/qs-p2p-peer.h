@@ -30,6 +30,22 @@ typedef struct {
  * the other end (CLOEXEC, the caller's to pass to qemu and close). */
 QsP2pPeer *qs_p2p_peer_new(const char *thread_name, const QsP2pPeerFuncs *funcs,
                            gpointer data, int *qemu_fd, GError **error);
+/* Main context: qemu's answer to the registration: `error` NULL when it
+ * took the listener, else why not, with `remote` naming qemu's D-Bus error
+ * if it sent one. Not called once the registration's cancellable is
+ * cancelled. */
+typedef void (*QsP2pRegisteredFunc)(const GError *error, const char *remote,
+                                    gpointer data);
+
+/* qs_p2p_peer_new, then `method(h)` of qemu's `path`/`iface` (at `dest`,
+ * NULL on a p2p connection) with the other end, asynchronously: how qemu
+ * is given a listener (Audio.RegisterOutListener, RegisterInListener). */
+QsP2pPeer *qs_p2p_peer_register(GDBusConnection *conn, const char *dest,
+                                const char *path, const char *iface,
+                                const char *method, const char *thread_name,
+                                const QsP2pPeerFuncs *funcs, gpointer data,
+                                GCancellable *cancellable,
+                                QsP2pRegisteredFunc registered, GError **error);
 /* Any thread: the peer is being freed (handlers should do nothing more). */
 gboolean qs_p2p_peer_is_retired(QsP2pPeer *peer);
 /* Main context: hangs up (qemu forgets the listener), joins the thread. */

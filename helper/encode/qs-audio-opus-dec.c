@@ -17,10 +17,7 @@ QsOpusDec *qs_opus_dec_new(uint32_t freq, GError **error)
     g_autoptr(QsOpusDec) dec = NULL;
     int err = OPUS_OK;
 
-    if (!qs_opus_rate_ok(freq)) {
-        g_set_error(error, QS_OPUS_ERROR, QS_OPUS_ERROR_RATE,
-                    "%u Hz is not a rate Opus codes (48000, 24000, 16000, 12000 or 8000)",
-                    freq);
+    if (!qs_opus_rate_check(freq, error)) {
         return NULL;
     }
     dec = g_new0(QsOpusDec, 1);

@@ -27,15 +27,23 @@ gboolean qs_opus_rate_ok(uint32_t freq)
            freq == 8000;
 }
 
+gboolean qs_opus_rate_check(uint32_t freq, GError **error)
+{
+    if (!qs_opus_rate_ok(freq)) {
+        g_set_error(error, QS_OPUS_ERROR, QS_OPUS_ERROR_RATE,
+                    "%u Hz is not a rate Opus codes (48000, 24000, 16000, 12000 or 8000)",
+                    freq);
+        return FALSE;
+    }
+    return TRUE;
+}
+
 QsOpusEnc *qs_opus_enc_new(uint32_t freq, GError **error)
 {
     g_autoptr(QsOpusEnc) enc = NULL;
     int err = OPUS_OK;
 
-    if (!qs_opus_rate_ok(freq)) {
-        g_set_error(error, QS_OPUS_ERROR, QS_OPUS_ERROR_RATE,
-                    "%u Hz is not a rate Opus codes (48000, 24000, 16000, 12000 or 8000)",
-                    freq);
+    if (!qs_opus_rate_check(freq, error)) {
         return NULL;
     }
     enc = g_new0(QsOpusEnc, 1);

@@ -29,6 +29,8 @@ typedef struct QsOpusEnc QsOpusEnc;
 
 /* Is `freq` (frames per second) a rate Opus codes? */
 gboolean qs_opus_rate_ok(uint32_t freq);
+/* The same, with QS_OPUS_ERROR_RATE naming the rates when not. */
+gboolean qs_opus_rate_check(uint32_t freq, GError **error);
 
 /* Stereo encoder at `freq`; NULL with QS_OPUS_ERROR_RATE when
  * !qs_opus_rate_ok(freq). */
