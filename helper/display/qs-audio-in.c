@@ -166,10 +166,13 @@ static gboolean on_init(QemuDBusDisplay1AudioInListener *skel,
     }
     g_mutex_lock(&in->lock);
     v = find_voice(in, id);
-    if (v == in->recording && v) {
-        stop_recording(in);
-    }
     if (v) {
+        /* A new format for a known voice: it starts over, not enabled
+         * until qemu says so, and another enabled voice may take over. */
+        v->enabled = FALSE;
+        if (v == in->recording) {
+            stop_recording(in);
+        }
         voice_clear(in, v);
     }
     for (guint i = 0; !v && i < QS_AUDIO_MAX_VOICES; i++) {
