@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* The record channel: START/STOP as the guest records, the client's raw S16 sound (DATA) to the hub's sink, VOLUME and MUTE. */
+/* The record channel: START/STOP as the guest records, the client's sound (Opus or raw S16) in qemu's format to the hub's sink, VOLUME and MUTE. */
 #include "channels/qs-msg.h"
 #include "channels/qs-playback.h"
 #include "channels/qs-session.h"
