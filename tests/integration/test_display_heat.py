@@ -24,7 +24,11 @@ pytestmark = pytest.mark.timing
 
 HOT_WITHIN = 0.300
 HOT_BY_FRAME = 11
-FULL_RATE_FPS = 28
+# The 300 ms figure holds at the guest's own 30 fps: the 9th frame (the 8th
+# change) then arrives at 267 ms, leaving one frame for polling. At 28 fps
+# it arrives at 286 ms, and the 10 ms polling alone made "300 ms" (a fresh-
+# clone run of 2026-12-01), so slower runs are held to the frame count.
+FULL_RATE_FPS = 30
 WATCH_FOR = 2.0
 POLL_SLACK = 0.05
 
