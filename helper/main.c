@@ -16,6 +16,7 @@
 #include "display/qs-ui-info.h"
 #include "net/qs-net-config.h"
 #include "net/qs-server.h"
+#include "net/qs-tls.h"
 #include "qs-helper-control.h"
 #include "qs-confine.h"
 #ifdef QS_TEST_CONTROLS
@@ -247,6 +248,13 @@ int main(int argc, char **argv)
     if (!qs_net_config_validate(&net_cfg, &error)) {
         qs_net_config_clear(&net_cfg);
         return usage_error(error->message);
+    }
+    /* The TLS module is loaded only for a TLS port: a missing one is said
+     * before anything is attached. */
+    if ((net_cfg.tls_listen || net_cfg.tls_listen_fd >= 0) && !qs_tls_load(&error)) {
+        fprintf(stderr, "qemu-spice: %s\n", error->message);
+        qs_net_config_clear(&net_cfg);
+        return QS_EXIT_FAILURE;
     }
     g_log_set_default_handler(log_handler, NULL);
     /* Before any thread: uid for a per-VM bus, no_new_privs, bounding set. */

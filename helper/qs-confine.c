@@ -5,7 +5,6 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <iconv.h>
-#include <pwd.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,6 +27,7 @@
 
 #include "qs-confine.h"
 #include "qs-confine-seccomp.h"
+#include "qs-user-lookup.h"
 
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
 #define QS_CONFINE_SANITIZER 1
@@ -173,29 +173,38 @@ static gboolean resolve_user(QsConfineConfig *cfg, gboolean bus_peer,
     static const char *const bus_users[] = { "libvirt-qemu", "qemu", NULL };
     static const char *const own_users[] = { "qemu-spice", "nobody", NULL };
     const char *const *candidates = bus_peer ? bus_users : own_users;
-    struct passwd *pw = NULL;
+    QsUserEntry pw;
+    gboolean found = FALSE;
 
     if (cfg->user) {
-        pw = getpwnam(cfg->user);
-        if (!pw) {
-            g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
-                        "--user: no user '%s'", cfg->user);
+        if (!qs_user_lookup(cfg->user, &pw, error)) {
+            if (error && !*error) {
+                g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                            "--user: no user '%s'", cfg->user);
+            }
+            return FALSE;
+        }
+        found = TRUE;
+    }
+    for (size_t i = 0; !found && candidates[i]; i++) {
+        g_autoptr(GError) local = NULL;
+
+        found = qs_user_lookup(candidates[i], &pw, &local);
+        if (local) {
+            g_propagate_error(error, g_steal_pointer(&local));
             return FALSE;
         }
     }
-    for (size_t i = 0; !pw && candidates[i]; i++) {
-        pw = getpwnam(candidates[i]);
-    }
-    if (!pw || pw->pw_uid == 0 || pw->pw_gid == 0) {
+    if (!found || pw.uid == 0 || pw.gid == 0) {
         g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
                     "confinement: no unprivileged user to run as (use "
                     "--user or --confine=all,-user)");
         return FALSE;
     }
     cfg->have_user = true;
-    cfg->uid = pw->pw_uid;
-    cfg->gid = pw->pw_gid;
-    cfg->user_name = g_strdup(pw->pw_name);
+    cfg->uid = pw.uid;
+    cfg->gid = pw.gid;
+    cfg->user_name = g_strdup(pw.name);
     return TRUE;
 }
 

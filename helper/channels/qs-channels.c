@@ -3,6 +3,7 @@
 #include "channels/qs-channels.h"
 #include "channels/qs-msg.h"
 #include "channels/qs-session.h"
+#include "util/qs-heap-trim.h"
 #include "util/qs-wake.h"
 
 #include <spice/enums.h>
@@ -359,6 +360,7 @@ guint qs_channels_drop_clients(QsChannels *hub, const char *reason)
         return 0;
     }
     qs_session_free(g_steal_pointer(&hub->session), reason);
+    qs_heap_trim_soon();
     return 1;
 }
 
@@ -368,6 +370,7 @@ void qs_channels_session_ended(QsChannels *hub, QsSession *session)
         hub->session = NULL;
     }
     qs_session_free(session, "the session's main channel closed");
+    qs_heap_trim_soon();
 }
 
 /* Callers pass ids the link check let through (< n_heads); others get

@@ -16,7 +16,7 @@ typedef struct {
 
 struct QsStream {
     int fd;
-    gnutls_session_t tls;
+    QsTlsSession *tls;
     QsTlsCreds *creds;      /* kept alive for the session */
     char *peer;
     QsStreamSource *source;
@@ -48,9 +48,7 @@ void qs_stream_free(QsStream *s)
         return;
     }
     qs_stream_unwatch(s);
-    if (s->tls) {
-        gnutls_deinit(s->tls);
-    }
+    qs_tls_session_free(s->tls);
     qs_tls_creds_unref(s->creds);
     if (s->fd >= 0) {
         close(s->fd);
@@ -76,7 +74,7 @@ int qs_stream_get_fd(QsStream *s)
 
 gboolean qs_stream_has_pending(QsStream *s)
 {
-    return s->tls && gnutls_record_check_pending(s->tls) > 0;
+    return s->tls && qs_tls_session_pending(s->tls);
 }
 
 static gboolean source_prepare(GSource *source, gint *timeout)
@@ -155,37 +153,14 @@ QsStreamStatus qs_stream_handshake(QsStream *s, gboolean *want_write,
     if (!s->tls) {
         return QS_STREAM_DONE;
     }
-    rc = gnutls_handshake(s->tls);
-    if (rc == GNUTLS_E_SUCCESS) {
-        return QS_STREAM_DONE;
-    }
-    if (rc == GNUTLS_E_AGAIN || rc == GNUTLS_E_INTERRUPTED ||
-        (rc == GNUTLS_E_WARNING_ALERT_RECEIVED)) {
-        *want_write = gnutls_record_get_direction(s->tls) == 1;
-        return QS_STREAM_AGAIN;
-    }
-    g_set_error(error, G_IO_ERROR, G_IO_ERROR_FAILED, "TLS handshake: %s",
-                gnutls_strerror(rc));
-    return QS_STREAM_ERROR;
+    rc = qs_tls_session_handshake(s->tls, want_write, error);
+    return rc > 0 ? QS_STREAM_DONE : rc == 0 ? QS_STREAM_AGAIN : QS_STREAM_ERROR;
 }
 
 gssize qs_stream_read(QsStream *s, void *buf, gsize len, GError **error)
 {
     if (s->tls) {
-        ssize_t n = gnutls_record_recv(s->tls, buf, len);
-
-        if (n >= 0) {
-            return n;
-        }
-        if (n == GNUTLS_E_AGAIN || n == GNUTLS_E_INTERRUPTED) {
-            return -2;
-        }
-        if (n == GNUTLS_E_PREMATURE_TERMINATION) {
-            return 0;
-        }
-        g_set_error(error, G_IO_ERROR, G_IO_ERROR_FAILED, "TLS: %s",
-                    gnutls_strerror((int)n));
-        return -1;
+        return qs_tls_session_recv(s->tls, buf, len, error);
     }
     for (;;) {
         ssize_t n = recv(s->fd, buf, len, 0);
@@ -212,18 +187,8 @@ gssize qs_stream_writev(QsStream *s, const struct iovec *iov, int n,
         return 0;
     }
     if (s->tls) {
-        ssize_t w = gnutls_record_send(s->tls, iov[0].iov_base,
-                                       iov[0].iov_len);
-
-        if (w >= 0) {
-            return w;
-        }
-        if (w == GNUTLS_E_AGAIN || w == GNUTLS_E_INTERRUPTED) {
-            return -2;
-        }
-        g_set_error(error, G_IO_ERROR, G_IO_ERROR_FAILED, "TLS: %s",
-                    gnutls_strerror((int)w));
-        return -1;
+        return qs_tls_session_send(s->tls, iov[0].iov_base, iov[0].iov_len,
+                                   error);
     }
     for (;;) {
         struct msghdr msg = {

@@ -5,7 +5,6 @@
 
 #include <sys/uio.h>
 #include <glib.h>
-#include <gnutls/gnutls.h>
 #include "net/qs-tls.h"
 
 G_BEGIN_DECLS

@@ -1,143 +1,115 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* Loading the server's x509 credentials and creating TLS sessions. */
-
-#include <gio/gio.h>
+/* Loading the TLS module on first use and calling through its table. */
 #include "net/qs-tls.h"
 
-/* Only TLS 1.2 and 1.3, otherwise the library's (system's) defaults. */
-#define QS_TLS_PRIORITY "NORMAL:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2"
+#include <dlfcn.h>
+#include <gio/gio.h>
 
-struct QsTlsCreds {
-    gint ref;
-    gnutls_certificate_credentials_t cred;
-    gnutls_priority_t prio;
-};
+#include "net/qs-tls-module.h"
 
-/* The part both loaders share: key pair set by `set_keys`, then priorities. */
-static QsTlsCreds *creds_new(GError **error)
+/* Written once, under the GOnce, before any session exists. */
+static const QsTlsModuleOps *ops;
+static char *load_failure;
+
+/* The module is found through the helper's own search path (its RUNPATH:
+ * the build tree's helper/net, or the installed module directory), so a
+ * helper always loads the module built with it. Never unloaded. */
+static gpointer load_once(gpointer unused)
 {
-    QsTlsCreds *c = g_new0(QsTlsCreds, 1);
-    int rc;
+    const QsTlsModuleOps *table;
+    void *handle;
 
-    c->ref = 1;
-    rc = gnutls_certificate_allocate_credentials(&c->cred);
-    if (rc < 0) {
-        g_free(c);
-        g_set_error(error, G_IO_ERROR, G_IO_ERROR_FAILED,
-                    "TLS credentials: %s", gnutls_strerror(rc));
+    (void)unused;
+    handle = dlopen(QS_TLS_MODULE_FILE, RTLD_NOW | RTLD_LOCAL);
+    if (!handle) {
+        load_failure = g_strdup_printf("TLS is not available: %s", dlerror());
         return NULL;
     }
-    rc = gnutls_priority_init(&c->prio, QS_TLS_PRIORITY, NULL);
-    if (rc < 0) {
-        g_set_error(error, G_IO_ERROR, G_IO_ERROR_FAILED,
-                    "TLS priority: %s", gnutls_strerror(rc));
-        qs_tls_creds_unref(c);
+    table = dlsym(handle, QS_TLS_MODULE_SYMBOL);
+    if (!table || table->abi != QS_TLS_MODULE_ABI) {
+        load_failure = g_strdup_printf("TLS is not available: %s is from another "
+                                       "build (interface %u, this helper's %u)",
+                                       QS_TLS_MODULE_FILE, table ? table->abi : 0,
+                                       QS_TLS_MODULE_ABI);
+        dlclose(handle);
         return NULL;
     }
-    return c;
+    ops = table;
+    return NULL;
+}
+
+gboolean qs_tls_load(GError **error)
+{
+    static GOnce once = G_ONCE_INIT;
+
+    g_once(&once, load_once, NULL);
+    if (!ops) {
+        g_set_error_literal(error, G_IO_ERROR, G_IO_ERROR_NOT_SUPPORTED,
+                            load_failure);
+        return FALSE;
+    }
+    return TRUE;
+}
+
+QsTlsCreds *qs_tls_creds_load(const char *dir, GError **error)
+{
+    return qs_tls_load(error) ? ops->creds_load(dir, error) : NULL;
 }
 
 QsTlsCreds *qs_tls_creds_new_from_pem(const guint8 *cert, gsize cert_len,
                                       const guint8 *key, gsize key_len,
                                       GError **error)
 {
-    gnutls_datum_t c_d = { (unsigned char *)cert, (unsigned int)cert_len };
-    gnutls_datum_t k_d = { (unsigned char *)key, (unsigned int)key_len };
-    QsTlsCreds *c;
-    int rc;
-
-    if (cert_len == 0 || key_len == 0 || cert_len > QS_TLS_PEM_MAX ||
-        key_len > QS_TLS_PEM_MAX) {
-        g_set_error(error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA,
-                    "certificate and key must each be 1 to %u bytes of PEM",
-                    QS_TLS_PEM_MAX);
+    if (!qs_tls_load(error)) {
         return NULL;
     }
-    if (!(c = creds_new(error))) {
-        return NULL;
-    }
-    rc = gnutls_certificate_set_x509_key_mem(c->cred, &c_d, &k_d,
-                                             GNUTLS_X509_FMT_PEM);
-    if (rc < 0) {
-        g_set_error(error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA,
-                    "the certificate / key pair: %s", gnutls_strerror(rc));
-        qs_tls_creds_unref(c);
-        return NULL;
-    }
-    return c;
+    return ops->creds_new_from_pem(cert, cert_len, key, key_len, error);
 }
 
-QsTlsCreds *qs_tls_creds_load(const char *dir, GError **error)
-{
-    g_autofree char *ca = g_build_filename(dir, "ca-cert.pem", NULL);
-    g_autofree char *cert = g_build_filename(dir, "server-cert.pem", NULL);
-    g_autofree char *key = g_build_filename(dir, "server-key.pem", NULL);
-    QsTlsCreds *c = creds_new(error);
-    int rc;
-
-    if (!c) {
-        return NULL;
-    }
-    rc = gnutls_certificate_set_x509_key_file(c->cred, cert, key,
-                                              GNUTLS_X509_FMT_PEM);
-    if (rc < 0) {
-        g_set_error(error, G_IO_ERROR, G_IO_ERROR_FAILED,
-                    "loading %s / %s: %s", cert, key, gnutls_strerror(rc));
-        qs_tls_creds_unref(c);
-        return NULL;
-    }
-    if (g_file_test(ca, G_FILE_TEST_EXISTS)) {
-        rc = gnutls_certificate_set_x509_trust_file(c->cred, ca,
-                                                    GNUTLS_X509_FMT_PEM);
-        if (rc < 0) {
-            g_set_error(error, G_IO_ERROR, G_IO_ERROR_FAILED,
-                        "loading %s: %s", ca, gnutls_strerror(rc));
-            qs_tls_creds_unref(c);
-            return NULL;
-        }
-    }
-    return c;
-}
-
+/* Credentials and sessions exist only once the module is loaded. */
 QsTlsCreds *qs_tls_creds_ref(QsTlsCreds *creds)
 {
-    g_atomic_int_inc(&creds->ref);
-    return creds;
+    return ops->creds_ref(creds);
 }
 
 void qs_tls_creds_unref(QsTlsCreds *creds)
 {
-    if (creds && g_atomic_int_dec_and_test(&creds->ref)) {
-        if (creds->prio) {
-            gnutls_priority_deinit(creds->prio);
-        }
-        gnutls_certificate_free_credentials(creds->cred);
-        g_free(creds);
+    if (creds) {
+        ops->creds_unref(creds);
     }
 }
 
-gnutls_session_t qs_tls_session_new(QsTlsCreds *creds, int fd, GError **error)
+QsTlsSession *qs_tls_session_new(QsTlsCreds *creds, int fd, GError **error)
 {
-    gnutls_session_t s = NULL;
-    /* NO_SIGNAL: a vanished client must not SIGPIPE the helper. */
-    int rc = gnutls_init(&s, GNUTLS_SERVER | GNUTLS_NONBLOCK |
-                                 GNUTLS_NO_SIGNAL);
+    return ops->session_new(creds, fd, error);
+}
 
-    if (rc >= 0) {
-        rc = gnutls_priority_set(s, creds->prio);
+void qs_tls_session_free(QsTlsSession *session)
+{
+    if (session) {
+        ops->session_free(session);
     }
-    if (rc >= 0) {
-        rc = gnutls_credentials_set(s, GNUTLS_CRD_CERTIFICATE, creds->cred);
-    }
-    if (rc < 0) {
-        g_set_error(error, G_IO_ERROR, G_IO_ERROR_FAILED,
-                    "TLS session: %s", gnutls_strerror(rc));
-        if (s) {
-            gnutls_deinit(s);
-        }
-        return NULL;
-    }
-    gnutls_certificate_server_set_request(s, GNUTLS_CERT_IGNORE);
-    gnutls_transport_set_int(s, fd);
-    return s;
+}
+
+int qs_tls_session_handshake(QsTlsSession *session, gboolean *want_write,
+                             GError **error)
+{
+    return ops->handshake(session, want_write, error);
+}
+
+gssize qs_tls_session_recv(QsTlsSession *session, void *buf, gsize len,
+                           GError **error)
+{
+    return ops->recv(session, buf, len, error);
+}
+
+gssize qs_tls_session_send(QsTlsSession *session, const void *buf, gsize len,
+                           GError **error)
+{
+    return ops->send(session, buf, len, error);
+}
+
+gboolean qs_tls_session_pending(QsTlsSession *session)
+{
+    return ops->pending(session);
 }

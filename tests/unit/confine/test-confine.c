@@ -20,6 +20,7 @@
 #include <gnutls/gnutls.h>
 
 #include "qs-confine.h"
+#include "qs-user-lookup.h"
 
 /* What the child tells the parent, one byte per check, over `report`. */
 enum { CHILD_READY = 'R', CHILD_DONE = 'D' };
@@ -569,9 +570,55 @@ static void test_parse(void)
     g_assert_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE);
 }
 
+/* The lookup runs in a child: the answer comes back whole, an unknown
+ * name is "no such user" (no error), and no NSS module is mapped here. */
+static void test_user_lookup(void)
+{
+    g_autoptr(GError) error = NULL;
+    g_autofree char *maps = NULL;
+    QsUserEntry e;
+    struct passwd *pw;
+
+    g_assert_true(qs_user_lookup("root", &e, &error));
+    g_assert_no_error(error);
+    g_assert_cmpuint(e.uid, ==, 0);
+    g_assert_cmpuint(e.gid, ==, 0);
+    g_assert_cmpstr(e.name, ==, "root");
+    g_assert_false(qs_user_lookup("qs-no-such-user-7f3a", &e, &error));
+    g_assert_no_error(error);
+    g_assert_true(g_file_get_contents("/proc/self/maps", &maps, NULL, NULL));
+    g_assert_null(strstr(maps, "libnss_"));
+    /* The same answer as getpwnam here (which loads the modules). */
+    pw = getpwnam(user_for_tests());
+    g_assert_nonnull(pw);
+    g_assert_true(qs_user_lookup(user_for_tests(), &e, &error));
+    g_assert_cmpuint(e.uid, ==, pw->pw_uid);
+    g_assert_cmpuint(e.gid, ==, pw->pw_gid);
+}
+
+/* An unknown --user is a usage error naming it. */
+static void test_unknown_user(void)
+{
+    QsConfineConfig cfg;
+    g_autoptr(GError) error = NULL;
+
+    if (geteuid() != 0) {
+        g_test_skip("the user step is resolved only as root");
+        return;
+    }
+    qs_confine_config_init(&cfg);
+    cfg.user = g_strdup("qs-no-such-user-7f3a");
+    g_assert_false(qs_confine_prepare(&cfg, FALSE, &error));
+    g_assert_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE);
+    g_assert_nonnull(strstr(error->message, "--user: no user 'qs-no-such-user-7f3a'"));
+    qs_confine_config_clear(&cfg);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
+    g_test_add_func("/confine/user-lookup", test_user_lookup);
+    g_test_add_func("/confine/unknown-user", test_unknown_user);
     g_test_add_func("/confine/parse", test_parse);
     g_test_add_func("/confine/status-and-checks", test_status_and_checks);
     g_test_add_func("/confine/exec", test_exec);
