@@ -3,6 +3,8 @@
 #include "net/qs-tls.h"
 
 #include <dlfcn.h>
+#include <link.h>
+#include <unistd.h>
 #include <gio/gio.h>
 
 #include "net/qs-tls-module.h"
@@ -11,18 +13,61 @@
 static const QsTlsModuleOps *ops;
 static char *load_failure;
 
-/* The module is found through the helper's own search path (its RUNPATH:
- * the build tree's helper/net, or the installed module directory), so a
- * helper always loads the module built with it. Never unloaded. */
+/* The module lies in one of the directories the helper's own libraries are
+ * searched in: its RUNPATH names the build tree's helper/net, or the
+ * installed module directory, so a helper loads the module built with it.
+ * The directories are asked for (dlinfo) rather than left to dlopen's own
+ * search, which takes the RUNPATH of dlopen's caller: under a sanitizer
+ * that is the runtime's interceptor, not the helper. */
+static void *open_module(void)
+{
+    void *self = dlopen(NULL, RTLD_NOW);
+    Dl_serinfo size;
+    g_autofree Dl_serinfo *info = NULL;
+    g_autoptr(GString) searched = g_string_new(NULL);
+
+    if (!self || dlinfo(self, RTLD_DI_SERINFOSIZE, &size) != 0) {
+        load_failure = g_strdup_printf("TLS is not available: the helper's library "
+                                       "path: %s", dlerror());
+        return NULL;
+    }
+    info = g_malloc(size.dls_size);
+    info->dls_size = size.dls_size;
+    info->dls_cnt = size.dls_cnt;
+    if (dlinfo(self, RTLD_DI_SERINFO, info) != 0) {
+        load_failure = g_strdup_printf("TLS is not available: the helper's library "
+                                       "path: %s", dlerror());
+        return NULL;
+    }
+    for (unsigned int i = 0; i < info->dls_cnt; i++) {
+        const char *dir = info->dls_serpath[i].dls_name;
+        g_autofree char *path = g_build_filename(dir, QS_TLS_MODULE_FILE, NULL);
+        void *handle;
+
+        if (access(path, F_OK) != 0) {
+            g_string_append_printf(searched, "%s%s", searched->len ? ", " : "", dir);
+            continue;
+        }
+        handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+        if (!handle) {
+            load_failure = g_strdup_printf("TLS is not available: %s", dlerror());
+        }
+        return handle;
+    }
+    load_failure = g_strdup_printf("TLS is not available: no %s in %s",
+                                   QS_TLS_MODULE_FILE, searched->str);
+    return NULL;
+}
+
+/* Never unloaded. */
 static gpointer load_once(gpointer unused)
 {
     const QsTlsModuleOps *table;
     void *handle;
 
     (void)unused;
-    handle = dlopen(QS_TLS_MODULE_FILE, RTLD_NOW | RTLD_LOCAL);
+    handle = open_module();
     if (!handle) {
-        load_failure = g_strdup_printf("TLS is not available: %s", dlerror());
         return NULL;
     }
     table = dlsym(handle, QS_TLS_MODULE_SYMBOL);
