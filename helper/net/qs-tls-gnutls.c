@@ -178,11 +178,10 @@ static int handshake(QsTlsSession *session, gboolean *want_write, GError **error
     return -1;
 }
 
-static gssize session_recv(QsTlsSession *session, void *buf, gsize len,
-                           GError **error)
+/* A record call's result in the stream layer's terms: bytes, 0 for the
+ * peer's close, -2 to wait, -1 with the error set. */
+static gssize record_result(ssize_t n, GError **error)
 {
-    ssize_t n = gnutls_record_recv(session->tls, buf, len);
-
     if (n >= 0) {
         return n;
     }
@@ -197,20 +196,16 @@ static gssize session_recv(QsTlsSession *session, void *buf, gsize len,
     return -1;
 }
 
+static gssize session_recv(QsTlsSession *session, void *buf, gsize len,
+                           GError **error)
+{
+    return record_result(gnutls_record_recv(session->tls, buf, len), error);
+}
+
 static gssize session_send(QsTlsSession *session, const void *buf, gsize len,
                            GError **error)
 {
-    ssize_t w = gnutls_record_send(session->tls, buf, len);
-
-    if (w >= 0) {
-        return w;
-    }
-    if (w == GNUTLS_E_AGAIN || w == GNUTLS_E_INTERRUPTED) {
-        return -2;
-    }
-    g_set_error(error, G_IO_ERROR, G_IO_ERROR_FAILED, "TLS: %s",
-                gnutls_strerror((int)w));
-    return -1;
+    return record_result(gnutls_record_send(session->tls, buf, len), error);
 }
 
 static gboolean session_pending(QsTlsSession *session)
