@@ -1,10 +1,13 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
-"""Issue I, fault 1: clients that vanish mid-stream.
+"""Issue I, fault 1: clients that vanish mid-image and mid-stream.
 
-While the guest animates, a spice-gtk client watching it is SIGKILLed, and a
+While the guest animates, a spice-gtk client watching it is SIGKILLed, a
 raw client reading the stream resets both its sockets (RST, nothing read
-any more). The helper notices each, keeps running, and the next client gets
-updates and, once the guest is stopped, qemu's exact picture."""
+any more), and a raw client that stops reading as soon as it has linked
+resets them while its first full picture (1280x800, sent in bands) is
+still on its way. The helper notices each, keeps running, and the next
+client gets updates and, once the guest is stopped, qemu's exact
+picture."""
 
 import time
 
@@ -44,7 +47,29 @@ def test_client_vanishes_mid_stream(qemu_factory, guest, helper_binary, test_cli
         wait_closed_lines(h, before + 2)
         assert_helper_healthy(h)
 
-        # 3. The next client: updates while the guest runs, then the exact
+        # 3. Mid-image: the display channel stops reading at once, so the
+        # first picture's bands pile up in its socket; it resets with them
+        # unread.
+        raw = Session(port)
+        try:
+            raw.display.reading.clear()
+            deadline = time.monotonic() + 10
+            while raw.display.unread_bytes() < 16 * 1024:
+                assert time.monotonic() < deadline, \
+                    f"the first picture never arrived: {raw.display.unread_bytes()} " \
+                    f"bytes unread, {raw.display.messages} messages read"
+                time.sleep(0.02)
+            unread, read = raw.display.unread_bytes(), raw.display.messages
+        finally:
+            raw.close(reset=True)
+        # A few messages at most (the surface, a band): the picture was
+        # still on its way when the client went.
+        assert read <= 4, f"read {read} display messages before stopping"
+        wait_closed_lines(h, before + 3)
+        assert_helper_healthy(h)
+        print(f"mid-image: reset with {unread} bytes unread after {read} messages")
+
+        # 4. The next client: updates while the guest runs, then the exact
         # picture once it is stopped.
         watch = watch_then_exact(test_client, port, q, tmp_path, seconds=2)
         assert updates(watch) > 0, watch
