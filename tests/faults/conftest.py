@@ -27,7 +27,6 @@ pytest_runtest_call = _integration.pytest_runtest_call
 pytest_runtest_teardown = _integration.pytest_runtest_teardown
 pytest_configure = _integration.pytest_configure
 pytest_collection_modifyitems = _integration.pytest_collection_modifyitems
-pytest_terminal_summary = _integration.pytest_terminal_summary
 pytest_sessionstart = _integration.pytest_sessionstart
 pytest_sessionfinish = _integration.pytest_sessionfinish
 paths = _integration.paths

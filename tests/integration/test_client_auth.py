@@ -10,6 +10,9 @@ import pytest
 
 from harness.qemu import free_tcp_port
 
+# Tests the test tooling, not qemu-spice: run once (pytest.ini, `tooling`).
+pytestmark = pytest.mark.tooling
+
 SUBJECT = "C=XX,O=qemu-spice,CN=localhost"
 
 

@@ -13,6 +13,9 @@ from PIL import Image
 
 from harness.qemu import parse_ppm
 
+# Tests the test tooling, not qemu-spice: run once (pytest.ini, `tooling`).
+pytestmark = pytest.mark.tooling
+
 # What the test guest draws (tests/guest): a static pseudo-text background,
 # the key box repainted on every key press, and an animated activity area.
 STATIC_RECT = "8,700,64,64"

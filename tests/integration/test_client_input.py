@@ -7,6 +7,9 @@ import pytest
 
 from harness.qemu import parse_ppm
 
+# Tests the test tooling, not qemu-spice: run once (pytest.ini, `tooling`).
+pytestmark = pytest.mark.tooling
+
 # Boot to READY takes ~3 s alone but much longer on a loaded 2-core machine.
 READY_TIMEOUT = 45.0
 

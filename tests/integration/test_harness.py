@@ -6,6 +6,9 @@ import pytest
 from harness import QmpError
 from harness.qemu import parse_ppm
 
+# Tests the test tooling, not qemu-spice: run once (pytest.ini, `tooling`).
+pytestmark = pytest.mark.tooling
+
 
 def test_qmp_errors_raise(qemu_factory, qemu_flavour):
     q = qemu_factory(guest=None, display="none")

@@ -114,6 +114,7 @@ if __name__ != "__main__":
 
     import pytest
 
+    from harness import not_applicable
     from serve_support import free_tcp_port, serving
     from test_display_support import Helper
 
@@ -191,7 +192,7 @@ if __name__ != "__main__":
     def test_client_tone_reaches_guest(qemu_factory, qemu_flavour, guest, helper_binary,
                                        opus):
         if qemu_flavour == "host" and not opus:
-            pytest.skip("qemu 7.2 over p2p: the helper leaves audio alone "
+            not_applicable("qemu 7.2 over p2p: the helper leaves audio alone "
                         "(test_record_over_bus_qemu72 covers 7.2)")
         q = recording_qemu(qemu_factory)
         if qemu_flavour == "host":

@@ -17,6 +17,7 @@ def idle_qemu(qemu_factory, guest):
     return q
 
 
+@pytest.mark.smoke
 @pytest.mark.timeout(150)
 def test_ticket_right_wrong_missing(idle_qemu, helper_binary, test_client, tmp_path):
     server = ticket_file(tmp_path, "server", "right-ticket")
@@ -72,6 +73,7 @@ def test_ticket_expiry_option_refuses_after_expiry(idle_qemu, helper_binary, tes
         assert "SPICE_LINK_ERR_PERMISSION_DENIED" in error_line(res)
 
 
+@pytest.mark.smoke
 @pytest.mark.timeout(150)
 def test_tls_with_test_ca(idle_qemu, helper_binary, test_client, tmp_path):
     pki = tmp_path / "pki"

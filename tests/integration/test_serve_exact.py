@@ -7,6 +7,10 @@ import pytest
 from harness.qemu import parse_ppm
 from serve_support import READY_TIMEOUT, run_client, serving
 
+# Attach, serve and the exact picture: also run against the build we
+# install (pytest.ini, `smoke`).
+pytestmark = pytest.mark.smoke
+
 
 @pytest.mark.timeout(150)
 @pytest.mark.parametrize("vga", ["virtio", "std"])

@@ -10,6 +10,9 @@ import pytest
 from harness import DBusDaemon, Libvirtd, Xvfb
 from harness.procs import wait_pid_gone
 
+# Tests the test tooling, not qemu-spice: run once (pytest.ini, `tooling`).
+pytestmark = pytest.mark.tooling
+
 
 def _pid_alive(pid):
     return not wait_pid_gone(pid, 0)

@@ -14,6 +14,9 @@ from harness import Qemu, stray_processes
 from harness.procs import wait_pid_gone
 from harness.qemu import chroot_mounts, sweep_stale_run_dirs
 
+# Tests the test tooling, not qemu-spice: run once (pytest.ini, `tooling`).
+pytestmark = pytest.mark.tooling
+
 HERE = Path(__file__).resolve().parent
 PYTHON = "/usr/bin/python3"
 

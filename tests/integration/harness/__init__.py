@@ -7,9 +7,10 @@ from .qmp import Qmp, QmpError
 from .qemu import Qemu, Guest, FLAVOURS
 from .services import DBusDaemon, Libvirtd, Xvfb
 from .procs import stray_processes, kill_strays
+from .skips import not_applicable
 
 __all__ = [
     "HarnessError", "MissingComponent", "QemuError", "Paths", "Qmp",
     "QmpError", "Qemu", "Guest", "FLAVOURS", "DBusDaemon", "Libvirtd", "Xvfb",
-    "stray_processes", "kill_strays",
+    "stray_processes", "kill_strays", "not_applicable",
 ]
