@@ -1,26 +1,23 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 """Heat as the helper computes it from qemu's frames: a busy guest flushing
 whole frames (keydraw.flush=full, so qemu sends the full surface each frame)
-must make exactly the blocks of its 640x480 activity rectangle hot, within
-300 ms of the first frame, and nothing else.
+must make exactly the blocks of its 640x480 activity rectangle hot, and
+nothing else (test_heat_activity_rect, correctness), soon enough
+(test_heat_activity_rect_figures, `timing`).
 
 A block gets hot on its 8th change (helper/screen); the first frame is the
 surface itself. So the helper is on time if the blocks are hot when the 11th
 frame has arrived (two frames of slack: a change copied from the live shared
-surface may land one frame late, and polling adds its own delay); and at the
-guest's 30 fps they must be hot within 300 ms.
-Under TCG on a loaded host the guest may draw fewer frames: the 300 ms bound
-is then checked against the frames qemu actually delivered, and a warning
-says so (the frame-count bound is always checked)."""
+surface may land one frame late, and polling adds its own delay); at the
+guest's 30 fps that is within 300 ms of the first frame. Both are figures of
+the same run: the frame count always, the 300 ms at the guest's full rate."""
 
 import time
 
 import pytest
-import warnings
 
+from harness.shared_run import shared_run
 from test_display_support import Helper, activity_blocks, display_helper  # noqa: F401
-
-pytestmark = pytest.mark.timing
 
 HOT_WITHIN = 0.300
 HOT_BY_FRAME = 11
@@ -29,10 +26,10 @@ WATCH_FOR = 2.0
 POLL_SLACK = 0.05
 
 
-def test_heat_activity_rect(qemu_factory, qemu_flavour, guest, display_helper):
-    q = qemu_factory(vga="virtio", mode="busy", flush="full")
+def heat_run(q, display_helper):
+    """Polls the helper's heat map from its first frame until the activity
+    has been hot for WATCH_FOR (or 20 s); returns what was seen."""
     ready = q.wait_ready()
-    assert ready["activity"] == "624,160,640,480", ready
     q.wait_serial(r"^FPS\b", timeout=15, since=q.serial_mark())
     with Helper.p2p(display_helper, q) as h:
         arrivals = []       # time each new frame count was first seen
@@ -40,6 +37,7 @@ def test_heat_activity_rect(qemu_factory, qemu_flavour, guest, display_helper):
         missing = None
         outside = set()
         expected = None
+        bx = None
         # The blocks turned hot between the poll before hot_at and hot_at:
         # that gap is the measurement's own uncertainty (two test-control
         # calls and a sleep; it made "300 ms" of a 267 ms ninth frame at 30
@@ -72,27 +70,51 @@ def test_heat_activity_rect(qemu_factory, qemu_flavour, guest, display_helper):
                 break
             prev_poll = now
             time.sleep(0.01)
-        assert arrivals, f"no frame: {h.stderr()}"
-        assert expected is not None, f"the screen never got a size: {h.stats()}"
-        assert hot_at is not None, \
-            f"activity blocks never all hot: {len(missing)} cold at the end, e.g. " \
-            f"{sorted(missing)[:8]} (blocks_x {bx}); {h.stats()}"
-        assert not outside, f"{len(outside)} blocks outside the activity rect hot, " \
-                            f"e.g. {sorted(outside)[:5]}"
-        took = hot_at - arrivals[0]
-        assert len(arrivals) >= HOT_BY_FRAME, arrivals
-        by_frame = arrivals[HOT_BY_FRAME - 1] - arrivals[0]
-        assert took <= by_frame + POLL_SLACK, \
-            f"activity hot {took * 1000:.0f} ms after the first frame, but the " \
-            f"{HOT_BY_FRAME}th frame had arrived at {by_frame * 1000:.0f} ms"
-        # The rate of the frames that matter: the first HOT_BY_FRAME.
-        fps = (HOT_BY_FRAME - 1) / by_frame if by_frame > 0 else 0
-        if fps >= FULL_RATE_FPS:
-            assert took - hot_gap <= HOT_WITHIN, \
-                f"activity hot {took * 1000:.0f} ms after the first frame at {fps:.1f} " \
-                f"fps, seen {hot_gap * 1000:.0f} ms after the poll before (limit " \
-                f"{HOT_WITHIN * 1000:.0f} ms)"
-        else:
-            warnings.warn(f"qemu delivered only {fps:.1f} frames/s (loaded host): "
-                          f"hot after {took * 1000:.0f} ms, checked against the "
-                          f"{HOT_BY_FRAME}th frame instead of {HOT_WITHIN * 1000:.0f} ms")
+        return {"ready": ready, "arrivals": arrivals, "hot_at": hot_at, "hot_gap": hot_gap,
+                "missing": sorted(missing or ()), "outside": sorted(outside),
+                "expected": expected is not None, "bx": bx, "stats": h.stats(),
+                "stderr": h.stderr()[-2000:]}
+
+
+@pytest.fixture
+def heated(qemu_factory, qemu_flavour, guest, display_helper):
+    return shared_run(("heat", qemu_flavour),
+                      lambda: heat_run(qemu_factory(vga="virtio", mode="busy", flush="full"),
+                                       display_helper))
+
+
+def test_heat_activity_rect(heated):
+    run = heated
+    assert run["ready"]["activity"] == "624,160,640,480", run["ready"]
+    assert run["arrivals"], f"no frame: {run['stderr']}"
+    assert run["expected"], f"the screen never got a size: {run['stats']}"
+    assert run["hot_at"] is not None, \
+        f"activity blocks never all hot: {len(run['missing'])} cold at the end, e.g. " \
+        f"{run['missing'][:8]} (blocks_x {run['bx']}); {run['stats']}"
+    assert not run["outside"], f"{len(run['outside'])} blocks outside the activity rect " \
+                               f"hot, e.g. {run['outside'][:5]}"
+
+
+@pytest.mark.timing
+def test_heat_activity_rect_figures(heated):
+    run = heated
+    arrivals, hot_at, hot_gap = run["arrivals"], run["hot_at"], run["hot_gap"]
+    assert hot_at is not None and len(arrivals) >= HOT_BY_FRAME, \
+        f"no figure: hot at {hot_at}, {len(arrivals)} frames"
+    took = hot_at - arrivals[0]
+    by_frame = arrivals[HOT_BY_FRAME - 1] - arrivals[0]
+    fps = (HOT_BY_FRAME - 1) / by_frame if by_frame > 0 else 0
+    print(f"activity hot {took * 1000:.0f} ms after the first frame (poll gap "
+          f"{hot_gap * 1000:.0f} ms), frame {HOT_BY_FRAME} at {by_frame * 1000:.0f} ms, "
+          f"{fps:.1f} fps")
+    assert took <= by_frame + POLL_SLACK, \
+        f"activity hot {took * 1000:.0f} ms after the first frame, but the " \
+        f"{HOT_BY_FRAME}th frame had arrived at {by_frame * 1000:.0f} ms"
+    # The 300 ms is the frame-count bound at the guest's 30 fps.
+    assert fps >= FULL_RATE_FPS, \
+        f"qemu delivered {fps:.1f} frames/s, under the {FULL_RATE_FPS} the 300 ms " \
+        "figure is defined at"
+    assert took - hot_gap <= HOT_WITHIN, \
+        f"activity hot {took * 1000:.0f} ms after the first frame at {fps:.1f} " \
+        f"fps, seen {hot_gap * 1000:.0f} ms after the poll before (limit " \
+        f"{HOT_WITHIN * 1000:.0f} ms)"

@@ -29,12 +29,11 @@ import pytest
 
 from harness import MissingComponent
 from harness.qemu import free_tcp_port
+from harness.shared_run import shared_run
 from test_display_support import Helper
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "bench", "rig"))
 from qsbench.link import RELAY_PORT, SERVER_ADDR, Link, LinkProfile, Relay  # noqa: E402
-
-pytestmark = pytest.mark.timing
 
 READY_TIMEOUT = 45.0
 ACTIVITY = (624, 160, 640, 480)
@@ -43,7 +42,7 @@ ACTIVITY = (624, 160, 640, 480)
 # the 2 Mbit link (that session's ACK lag p95 was 200 ms, not 60: the queue
 # ahead of STREAM_CREATE was deeper); on 2026-12-01, 121-160 ms on 2 Mbit in
 # six runs of three sessions. Held to 300 ms on both: a `timing` test that
-# misses runs once more (conftest.py), and a second miss fails.
+# misses fails (nothing is rerun).
 START_LIMIT_MS = {"unshaped": 300.0, "2mbit": 300.0}
 RESUME_LIMIT_MS = {"unshaped": 500.0, "2mbit": 700.0}   # from the QMP cont
 # The client's window, and when the VM is paused and resumed within it: on
@@ -71,15 +70,10 @@ def pause_and_resume(q, stop_at, pause, marks, started):
     marks["cont"] = (before + time.monotonic()) / 2
 
 
-@pytest.mark.timeout(240)
-@pytest.mark.parametrize("link", ["unshaped", "2mbit"])
-@pytest.mark.parametrize("mode", ["busy", "heavy"])
-def test_stream_starts_soon(qemu_factory, guest, paths, helper_binary, test_client, mode, link):
+def start_run(q, paths, helper_binary, test_client, mode, link):
+    """The whole run (nothing left running): the watch's report and the
+    moments the VM was paused and resumed."""
     relay_bin = paths.build_dir / "tests" / "bench" / "rig" / "qs-delay-relay"
-    if link != "unshaped" and not os.access(relay_bin, os.X_OK):
-        raise MissingComponent(f"delay relay {relay_bin}",
-                               f"meson setup {paths.build_dir} && ninja -C {paths.build_dir}")
-    q = qemu_factory(vga="virtio", mode=mode)
     q.wait_ready(timeout=READY_TIMEOUT)
     port = free_tcp_port()
     with Helper.p2p(helper_binary, q, ["--listen", f"127.0.0.1:{port}",
@@ -100,34 +94,70 @@ def test_stream_starts_soon(qemu_factory, guest, paths, helper_binary, test_clie
                     relay.close()
         h.close()
         summary = [line for line in h.stderr().splitlines() if "display session:" in line]
+    q.close()
     print(f"{mode} {link}: {json.dumps(out)}")
     print("\n".join(summary))
-    assert "cont" in marks, "the VM was not resumed within the client's window"
+    run = {"out": out, "marks": marks}
+    if "cont" not in marks:
+        return run
     stop_us, cont_us = marks["stop"] * 1e6, marks["cont"] * 1e6
     creates = out["stream_create_us"]
     rel = lambda ts: [round((t - cont_us) / 1000) for t in ts]  # noqa: E731
     print(f"{mode} {link}: ms from the resume: creations {rel(creates)}, "
           f"ends {rel(out['stream_destroy_us'])}, activity onsets {rel(out['rect_onset_us'])}, "
           f"pause {round((stop_us - cont_us) / 1000)}")
+    run["ended_in_pause"] = any(stop_us < t < cont_us for t in out["stream_destroy_us"])
+    run["after"] = [t for t in creates if t > cont_us]
+    run["onsets"] = [t for t in out["rect_onset_us"] if t > cont_us]
+    if run["after"] and run["onsets"]:
+        run["start_ms"] = (run["after"][0] - run["onsets"][0]) / 1000
+        run["resume_ms"] = (run["after"][0] - cont_us) / 1000
+        print(f"{mode} {link}: stream {run['start_ms']:.0f} ms after the animation resumed "
+              f"at the client, {run['resume_ms']:.0f} ms after the QMP cont")
+    return run
+
+
+@pytest.fixture
+def resumed_run(qemu_factory, guest, paths, helper_binary, test_client, mode, link):
+    relay_bin = paths.build_dir / "tests" / "bench" / "rig" / "qs-delay-relay"
+    if link != "unshaped" and not os.access(relay_bin, os.X_OK):
+        raise MissingComponent(f"delay relay {relay_bin}",
+                               f"meson setup {paths.build_dir} && ninja -C {paths.build_dir}")
+    return shared_run(("stream-start", mode, link),
+                      lambda: start_run(qemu_factory(vga="virtio", mode=mode), paths,
+                                        helper_binary, test_client, mode, link))
+
+
+@pytest.mark.timeout(240)
+@pytest.mark.parametrize("link", ["unshaped", "2mbit"])
+@pytest.mark.parametrize("mode", ["busy", "heavy"])
+def test_stream_restarts_after_pause(resumed_run, mode, link):
+    """Correctness: the pause ends the stream and the resumed animation gets
+    a new one, which the client sees after the animation itself."""
+    run = resumed_run
+    out = run["out"]
+    assert "cont" in run["marks"], "the VM was not resumed within the client's window"
     # The pause must have ended the stream, or the resume times nothing.
-    # (spice-gtk's late-frame counts are in the summary printed above;
-    # test_stream_late.py asserts them on the shaped link, from the first
-    # frame of a session on, and test_stream_busy.py on the unshaped one.)
-    assert any(stop_us < t < cont_us for t in out["stream_destroy_us"]), \
-        f"the stream did not end while the VM was paused: {out}"
-    after = [t for t in creates if t > cont_us]
-    assert after, f"no stream after the resume: {out}"
-    onsets = [t for t in out["rect_onset_us"] if t > cont_us]
-    assert onsets, f"the client saw no change in the activity after the resume: {out}"
-    assert onsets[0] <= after[0], out
-    start_ms = (after[0] - onsets[0]) / 1000
-    resume_ms = (after[0] - cont_us) / 1000
-    print(f"{mode} {link}: stream {start_ms:.0f} ms after the animation resumed at the "
-          f"client, {resume_ms:.0f} ms after the QMP cont")
-    assert start_ms < START_LIMIT_MS[link], \
-        f"stream started {start_ms:.0f} ms after the animation resumed on the {link} link"
-    assert resume_ms < RESUME_LIMIT_MS[link], \
-        f"stream started {resume_ms:.0f} ms after the QMP cont on the {link} link"
+    # (spice-gtk's late-frame counts are asserted by test_stream_late.py on
+    # the shaped link, and test_stream_busy.py on the unshaped one.)
+    assert run["ended_in_pause"], f"the stream did not end while the VM was paused: {out}"
+    assert run["after"], f"no stream after the resume: {out}"
+    assert run["onsets"], f"the client saw no change in the activity after the resume: {out}"
+    assert run["onsets"][0] <= run["after"][0], out
+
+
+@pytest.mark.timing
+@pytest.mark.timeout(240)
+@pytest.mark.parametrize("link", ["unshaped", "2mbit"])
+@pytest.mark.parametrize("mode", ["busy", "heavy"])
+def test_stream_starts_soon(resumed_run, mode, link):
+    """The figures: how soon after the resume the new stream started."""
+    run = resumed_run
+    assert "start_ms" in run, f"no stream start was timed: {run['out']}"
+    assert run["start_ms"] < START_LIMIT_MS[link], \
+        f"stream started {run['start_ms']:.0f} ms after the animation resumed on the {link} link"
+    assert run["resume_ms"] < RESUME_LIMIT_MS[link], \
+        f"stream started {run['resume_ms']:.0f} ms after the QMP cont on the {link} link"
 
 
 def run_watch(argv, q, link, marks):
