@@ -29,6 +29,7 @@ import pytest
 
 from harness import MissingComponent
 from harness.qemu import free_tcp_port
+from harness.sanitizer import slowdown
 from harness.shared_run import shared_run
 from test_display_support import Helper
 
@@ -76,20 +77,24 @@ def start_run(q, paths, helper_binary, test_client, mode, link):
     relay_bin = paths.build_dir / "tests" / "bench" / "rig" / "qs-delay-relay"
     q.wait_ready(timeout=READY_TIMEOUT)
     port = free_tcp_port()
+    # A sanitizer build needs longer for the first picture and a stream
+    # before the pause: the pause (and the window) start later there.
+    stop_at = STOP_AT_S[link] * slowdown(helper_binary)
+    window = WINDOW_S[link] + stop_at - STOP_AT_S[link]
     with Helper.p2p(helper_binary, q, ["--listen", f"127.0.0.1:{port}",
                                       "--disable-ticketing"], control=False) as h:
         h.wait_listening(port)
         marks = {}
         if link == "unshaped":
-            out = run_watch(watch_argv(test_client, WINDOW_S[link], "127.0.0.1", port),
-                            q, link, marks)
+            out = run_watch(watch_argv(test_client, window, "127.0.0.1", port),
+                            q, link, marks, stop_at, window)
         else:
             with Link(LinkProfile(0, 2)) as net:
                 relay = Relay(str(relay_bin), net, port)
                 try:
-                    argv = net.client_argv(watch_argv(test_client, WINDOW_S[link],
+                    argv = net.client_argv(watch_argv(test_client, window,
                                                       SERVER_ADDR, RELAY_PORT))
-                    out = run_watch(argv, q, link, marks)
+                    out = run_watch(argv, q, link, marks, stop_at, window)
                 finally:
                     relay.close()
         h.close()
@@ -128,7 +133,7 @@ def resumed_run(qemu_factory, guest, paths, helper_binary, test_client, mode, li
                                         helper_binary, test_client, mode, link))
 
 
-@pytest.mark.timeout(240)
+@pytest.mark.timeout(300)
 @pytest.mark.parametrize("link", ["unshaped", "2mbit"])
 @pytest.mark.parametrize("mode", ["busy", "heavy"])
 def test_stream_restarts_after_pause(resumed_run, mode, link):
@@ -160,17 +165,17 @@ def test_stream_starts_soon(resumed_run, mode, link):
         f"stream started {run['resume_ms']:.0f} ms after the QMP cont on the {link} link"
 
 
-def run_watch(argv, q, link, marks):
+def run_watch(argv, q, link, marks, stop_at, window):
     started = time.monotonic()
     pauser = threading.Thread(target=pause_and_resume,
-                              args=(q, STOP_AT_S[link], PAUSE_S[link], marks, started),
+                              args=(q, stop_at, PAUSE_S[link], marks, started),
                               daemon=True)
     pauser.start()
     try:
         res = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                             stdin=subprocess.DEVNULL, timeout=WINDOW_S[link] + 90)
+                             stdin=subprocess.DEVNULL, timeout=window + 90)
     finally:
-        pauser.join(timeout=WINDOW_S[link] + 10)
+        pauser.join(timeout=window + 10)
     if res.returncode != 0:
         pytest.fail(f"{argv} exited {res.returncode}: {res.stderr.strip()[-1500:]}")
     return json.loads(res.stdout.splitlines()[0])
