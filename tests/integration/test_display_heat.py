@@ -6,11 +6,19 @@ nothing else (test_heat_activity_rect, correctness), soon enough
 (test_heat_activity_rect_figures, `timing`).
 
 A block gets hot on its 8th change (helper/screen); the first frame is the
-surface itself. So the helper is on time if the blocks are hot when the 11th
-frame has arrived (two frames of slack: a change copied from the live shared
-surface may land one frame late, and polling adds its own delay); at the
-guest's 30 fps that is within 300 ms of the first frame. Both are figures of
-the same run: the frame count always, the 300 ms at the guest's full rate."""
+surface itself, so the 9th frame makes the blocks hot. The helper is on time
+if they are hot when the 10th frame has arrived (one frame of slack: a
+change copied from the live shared surface may land one frame late), minus
+the polling's own uncertainty: at the guest's 30 fps, 300 ms after the first
+frame. The bound is counted in the guest's frames rather than in ms: under
+TCG the guest does not always draw its 30 fps (27.0 fps in one of the two
+runs below), and how fast it draws is not the helper's to decide (the
+guest's rate is test_guest_boot.py's figure).
+
+Measured (plain build, a host loaded by other test runs, 2026-12-01): hot
+251 ms after the first frame net of the poll gap with the 10th frame at
+~290 ms (31.1 fps, qemu 7.2); 313 ms with the 10th at ~334 ms (27.0 fps,
+qemu 10.0)."""
 
 import time
 
@@ -19,11 +27,8 @@ import pytest
 from harness.shared_run import shared_run
 from test_display_support import Helper, activity_blocks, display_helper  # noqa: F401
 
-HOT_WITHIN = 0.300
-HOT_BY_FRAME = 11
-FULL_RATE_FPS = 28
+HOT_BY_FRAME = 10
 WATCH_FOR = 2.0
-POLL_SLACK = 0.05
 
 
 def heat_run(q, display_helper):
@@ -107,14 +112,7 @@ def test_heat_activity_rect_figures(heated):
     print(f"activity hot {took * 1000:.0f} ms after the first frame (poll gap "
           f"{hot_gap * 1000:.0f} ms), frame {HOT_BY_FRAME} at {by_frame * 1000:.0f} ms, "
           f"{fps:.1f} fps")
-    assert took <= by_frame + POLL_SLACK, \
-        f"activity hot {took * 1000:.0f} ms after the first frame, but the " \
-        f"{HOT_BY_FRAME}th frame had arrived at {by_frame * 1000:.0f} ms"
-    # The 300 ms is the frame-count bound at the guest's 30 fps.
-    assert fps >= FULL_RATE_FPS, \
-        f"qemu delivered {fps:.1f} frames/s, under the {FULL_RATE_FPS} the 300 ms " \
-        "figure is defined at"
-    assert took - hot_gap <= HOT_WITHIN, \
-        f"activity hot {took * 1000:.0f} ms after the first frame at {fps:.1f} " \
-        f"fps, seen {hot_gap * 1000:.0f} ms after the poll before (limit " \
-        f"{HOT_WITHIN * 1000:.0f} ms)"
+    assert took - hot_gap <= by_frame, \
+        f"activity hot {took * 1000:.0f} ms after the first frame (seen " \
+        f"{hot_gap * 1000:.0f} ms after the poll before), but the {HOT_BY_FRAME}th " \
+        f"frame had arrived at {by_frame * 1000:.0f} ms ({fps:.1f} fps)"

@@ -58,7 +58,15 @@ WINDOW_S = 20.0
 MIN_FRAMES = 150
 
 STARTUP_FRAMES = 10
+# Late on arrival, per run: 0-2 of ~560 (several runs before 2026-12-01),
+# 4 of 545 once (0.73 %, a fresh-clone run with nothing else running: one
+# host stall), 0 of 502-599 in all four cases on 2026-12-01 (a host loaded by
+# other test runs). 1 % is above the one outlier; the former 0.5 % failed it.
 LATE_MAX_PCT = 1.0
+# Render drops after start-up: 0-4 of ~560 per run before; on 2026-12-01,
+# 0, 0, 1 and 10 of 502-599 (the 10, 1.75 %, heavy unshaped, with two other
+# test runs' guests on the two cores). Kept at 1.5 % for a host running
+# nothing else (tools/check); the loaded-host figure is above it.
 RENDER_DROP_MAX_PCT = 1.5
 # p50 of the arrival margins (ms): one frame interval at 30 fps, the guard,
 # the learnt spread (measured 40-48 unshaped, 74-86 at 2 Mbit).

@@ -45,7 +45,12 @@ ACTIVITY = (624, 160, 640, 480)
 # six runs of three sessions. Held to 300 ms on both: a `timing` test that
 # misses fails (nothing is rerun).
 START_LIMIT_MS = {"unshaped": 300.0, "2mbit": 300.0}
-RESUME_LIMIT_MS = {"unshaped": 500.0, "2mbit": 700.0}   # from the QMP cont
+# From the QMP cont: the start above plus the guest's own resume (its first
+# frame after cont), which was 30-59 ms in the four runs of 2026-12-01
+# below. 500 ms on both links: the 2 Mbit bound had been raised to 700 after
+# the one 476 ms start above, which the 300 ms bound fails anyway; measured
+# from the cont, 155-247 ms (four runs, plain build, a loaded host).
+RESUME_LIMIT_MS = {"unshaped": 500.0, "2mbit": 500.0}
 # The client's window, and when the VM is paused and resumed within it: on
 # 2 Mbit the first picture (~1 MB lossless) takes ~4 s, and the lossless
 # repaint of the stopped area ~5 s more (heavy noise does not compress; 6 s
