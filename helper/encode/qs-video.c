@@ -5,6 +5,8 @@
 
 G_DEFINE_QUARK(qs-video-error-quark, qs_video_error)
 
+static gint encoders_alive;
+
 static uint32_t clamp_bitrate(uint32_t bps)
 {
     return CLAMP(bps, QS_VIDEO_MIN_BITRATE, QS_VIDEO_MAX_BITRATE);
@@ -54,7 +56,13 @@ QsVideoEncoder *qs_video_encoder_new(QsVideoCodec codec, uint32_t width,
         g_free(enc);
         return NULL;
     }
+    g_atomic_int_inc(&encoders_alive);
     return enc;
+}
+
+guint qs_video_encoders_alive(void)
+{
+    return (guint)g_atomic_int_get(&encoders_alive);
 }
 
 void qs_video_encoder_free(QsVideoEncoder *enc)
@@ -64,6 +72,7 @@ void qs_video_encoder_free(QsVideoEncoder *enc)
     }
     enc->backend->fini(enc);
     g_free(enc);
+    g_atomic_int_add(&encoders_alive, -1);
 }
 
 gboolean qs_video_encoder_encode(QsVideoEncoder *enc, const uint8_t *pixels,

@@ -58,6 +58,12 @@ QsVideoEncoder *qs_video_encoder_new(QsVideoCodec codec, uint32_t width,
 void qs_video_encoder_free(QsVideoEncoder *enc);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(QsVideoEncoder, qs_video_encoder_free)
 
+/* Encoders created and not yet freed, in the whole process. A stream's
+ * encoder passes between the display channel and its worker job, and x264
+ * state is megabytes: the tests check none is lost when a client goes in
+ * the middle of an encode. */
+guint qs_video_encoders_alive(void);
+
 /* Encodes one frame (`pixels` is the top-left pixel, `stride` >= width * 4).
  * The first frame and any with `force_keyframe` are keyframes. FALSE with
  * `error` set only when the codec library fails; `frame` is then untouched. */

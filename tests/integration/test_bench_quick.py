@@ -1,15 +1,20 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 """The shaped-link benchmark's --quick mode (tests/bench/rig) runs end to end.
 
-Timings on this shared machine are not pass/fail material, so this asserts
-only that the rig works: every cell produced keypress samples, the relay
-counted display traffic, and the outputs were written. A qemu-spice cell
-whose helper cannot serve yet must say so ("helper not serving") rather than
-pass or fail silently."""
+Timings on this shared machine are not pass/fail material, so no latency,
+CPU or memory goal is asserted here: that the rig measured, and that what it
+measured can be true, is. Every cell (the qemu-spice one included: a helper
+that does not serve fails it) has all its presses drawn, none before the
+link's round trip; display traffic within the link's rate; CPU figures for
+each process it watched, each above zero and below the machine's cores; a
+peak RSS for qemu and the helper; everything alive at the end; and the
+qemu-spice cell's frozen frame equal to qemu's screendump (every full run so
+far: docs/performance.md). The outputs hold one row per press."""
 
 import csv
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -21,6 +26,55 @@ from harness import MissingComponent
 pytestmark = pytest.mark.timing
 
 RIG = os.path.join(os.path.dirname(__file__), "..", "bench", "rig")
+PRESSES = 10                    # qs-bench --quick (tests/bench/rig/README.md)
+SAMPLE_TIMEOUT_MS = 15000       # the client's --sample-timeout in the rig
+
+
+def link_of(name):
+    """(RTT ms, Mbit/s) of a rig link name such as '80ms-10mbit'; (0, 0) unshaped."""
+    if name == "unshaped":
+        return 0, 0
+    m = re.fullmatch(r"(\d+)ms-(\d+)mbit", name)
+    assert m, f"unknown link name {name!r}"
+    return int(m.group(1)), int(m.group(2))
+
+
+def check_cell(cell):
+    name = f"{cell['config']} {cell['activity']} {cell['link']}"
+    rtt_ms, mbit = link_of(cell["link"])
+    assert "failure" not in cell, f"{name}: {cell['failure']}"
+    assert not cell.get("crash") and cell.get("alive_after") is True, f"{name}: a process died"
+    assert "helper_exit" not in cell and "qemu_exit" not in cell, name
+
+    samples = cell.get("samples", [])
+    assert len(samples) == PRESSES, f"{name}: {len(samples)} samples"
+    assert not [s for s in samples if s.get("timeout")], f"{name}: presses not drawn: {samples}"
+    lat = [s["latency_ms"] for s in samples]
+    # The relay holds each direction for half the RTT: nothing can be drawn
+    # sooner than one round trip (2 ms for the relay's timer granularity).
+    assert all(rtt_ms - 2 <= x < SAMPLE_TIMEOUT_MS for x in lat), f"{name}: {lat}"
+
+    traffic = cell.get("traffic")
+    assert traffic, f"{name}: no relay counters over the presses"
+    assert traffic["window_s"] > 0 and traffic["relay_bytes_out"] > 0, f"{name}: {traffic}"
+    # Every press redraws the key box, so display bytes flow in every cell;
+    # on a shaped link no more than its rate (tbf) gets through, give or take
+    # what the relay's socket buffer took in at either end of the window.
+    assert traffic["display_mbit_s"] > 0, f"{name}: {traffic}"
+    if mbit:
+        assert traffic["all_mbit_s"] <= mbit * 1.25, f"{name}: {traffic}"
+
+    cores = cell.get("cpu_cores", {})
+    watched = {"qemu", "relay"} | ({"helper"} if cell["config"].startswith("qs-") else set())
+    assert set(cores) == watched, f"{name}: {cores}"
+    for proc, c in cores.items():
+        assert c is not None and 0 < c < os.cpu_count(), f"{name}: {proc} {c} cores"
+    for proc in watched - {"relay"}:
+        assert cell.get(f"{proc}_peak_mib", 0) > 0, f"{name}: no peak RSS of {proc}"
+
+    if cell["config"].startswith("qs-"):
+        frozen = cell.get("frozen")
+        assert frozen and frozen.get("exact") is True, f"{name}: frozen frame {frozen}"
 
 
 @pytest.mark.timeout(1500)
@@ -40,19 +94,13 @@ def test_bench_quick(paths, guest, tmp_path):
     print(res.stdout)
     assert res.returncode == 0, res.stdout[-3000:]
     data = json.loads((out / "cells.json").read_text())
+    assert data["meta"]["helper_serves"] is True, "the helper under test does not serve"
     cells = data["cells"]
-    assert len(cells) == 3, cells
-    serves = data["meta"]["helper_serves"]
+    assert sorted(c["config"] for c in cells) == ["qs-virtio", "spice-all", "spice-off"], cells
     for cell in cells:
-        name = f"{cell['config']} {cell['activity']} {cell['link']}"
-        if cell["config"].startswith("qs-") and not serves:
-            assert cell.get("failure", "").startswith("helper not serving"), name
-            continue
-        lat = [s for s in cell.get("samples", []) if "latency_ms" in s]
-        assert lat, f"{name}: no samples ({cell.get('failure')})"
-        assert cell["traffic"]["relay_bytes_out"] > 0, name
-        assert cell["load_start"] >= 0 and cell["load_end"] >= 0, name
+        check_cell(cell)
     with open(out / "samples.csv") as f:
         rows = list(csv.DictReader(f))
-    assert rows, "samples.csv is empty"
+    assert len(rows) == len(cells) * PRESSES, rows
+    assert all(float(r["latency_ms"]) > 0 for r in rows), rows
     assert (out / "summary.md").read_text().count("\n|") >= 8

@@ -37,10 +37,15 @@ registers with qemu's clipboard only for clients announcing pseudo-encoding
 - qemu -> client is NOT reachable this way: qemu's D-Bus clipboard forwards
   only grabs that carry a serial (ui/dbus-clipboard.c,
   dbus_clipboard_update_info returns early for !info->has_serial), and only
-  qemu's vdagent and the D-Bus peer itself set one; VNC cut text has none.
-  test_vnc_copy_not_forwarded_by_qemu pins that qemu behaviour down (it
-  fails, and should be revisited, when a qemu starts forwarding it). The
-  guest agent above is how qemu -> client is shown.
+  qemu's vdagent and the D-Bus peer itself set one; VNC cut text has none,
+  unless qemu's vdagent is connected to a guest agent, which gives every
+  other peer's grab a serial before the D-Bus peer sees it (ui/vdagent.c,
+  vdagent_send_clipboard_grab; on qemu 7.2 a VNC copy then reached the
+  SPICE client). test_vnc_copy_not_forwarded_by_qemu pins that qemu
+  behaviour down (it fails, and should be revisited, when a qemu starts
+  forwarding it); in the same session it first shows the guest agent's
+  copy reaching the client, so a broken qemu -> client path fails it
+  rather than passing as an absence.
 
 Run this file as a script for the SPICE client side:
   /usr/bin/python3 test_clipboard.py client HOST PORT copy TEXT
@@ -277,27 +282,6 @@ if __name__ != "__main__":
                     client.stop()
                 assert "registered with qemu's D-Bus clipboard" in h.stderr(), h.stderr()
 
-    @pytest.mark.timeout(150)
-    def test_vnc_copy_not_forwarded_by_qemu(qemu_factory, qemu_flavour, helper_binary,
-                                            tmp_path):
-        """Why qemu -> client is not shown here: qemu keeps VNC's copy from its
-        D-Bus peer (no serial). Fails, to be revisited, once a qemu passes it on."""
-        q, sock = qemu_with_vnc(qemu_factory, tmp_path)
-        with serving(helper_binary, q, "--disable-ticketing") as (h, port):
-            vnc = Rfb(str(sock))
-            client = Client(port, "watch", 12)
-            try:
-                line = client.wait_line("agent 1 1", 20)
-                assert line, f"no agent: {client.seen}; helper: {h.stderr()[-2000:]}"
-                vnc.wait_ext(CB_CAPS, timeout=10)
-                vnc.send_ext(CB_NOTIFY | CB_TEXT)
-                vnc.send_plain(b"from vnc")
-                line = client.wait_line("qemu-grab", 5)
-                assert line is None, client.seen
-            finally:
-                client.stop()
-                vnc.close()
-
     # ---- with the guest's agent ----------------------------------------------------
 
     def fnv1a(data):
@@ -325,6 +309,77 @@ if __name__ != "__main__":
                           r"text=(.*)$", timeout=timeout, since=since)
         return (int(m.group(1)), int(m.group(2)), int(m.group(3)), int(m.group(4), 16),
                 m.group(5))
+
+    def remove_qemu_agent(q):
+        """Take qemu's agent chardev away: its port first (the harness gives
+        the port no id: found by type), then the chardev (id qsvdagent in
+        harness/qemu.py). On qemu 10.0 the unplug alone makes qemu's vdagent
+        leave the clipboard; qemu 7.2 keeps it registered until the chardev
+        itself is gone (measured: a VNC copy was still forwarded)."""
+        for child in q("qom-list", path="/machine/peripheral-anon"):
+            if child["type"] == "child<virtserialport>":
+                q("device_del", id=f"/machine/peripheral-anon/{child['name']}")
+                q.qmp.wait_event("DEVICE_DELETED", timeout=10)
+                q("chardev-remove", id="qsvdagent")
+                return
+        raise AssertionError("no virtserialport under /machine/peripheral-anon")
+
+    @pytest.mark.timeout(240)
+    def test_vnc_copy_not_forwarded_by_qemu(qemu_factory, qemu_flavour, guest, helper_binary,
+                                            tmp_path):
+        """Why qemu -> client is not shown through VNC: qemu keeps VNC's copy
+        from its D-Bus peer (no serial). Fails, to be revisited, once a qemu
+        passes it on.
+
+        An absence proves nothing if our qemu -> client path is broken, so
+        the same helper and SPICE client first get the guest agent's copy
+        (a grab qemu forwards). Then qemu's agent chardev goes, since it
+        would give VNC's grab a serial too; the client sees the guest's grab
+        released. VNC's copy then reaches qemu's clipboard (a
+        second VNC client is told of it) and not the SPICE client."""
+        os.chmod(tmp_path, 0o755)
+        sock = tmp_path / "vnc.sock"
+        q = qemu_factory(vga="virtio", vdagent=True, extra_args=["-vnc", f"unix:{sock}"])
+        q.wait_ready(timeout=READY_TIMEOUT)
+        q.wait_serial(r"^AGENT ready\b", timeout=60)
+        mark = q.serial_mark()
+        with serving(helper_binary, q, "--disable-ticketing") as (h, port):
+            wait_agent_back(q, mark, h)
+            client = Client(port, "watch", 120)
+            vncs = []
+            try:
+                line = client.wait_line("agent 1 1", 30)
+                assert line, f"no agent: {client.seen}; helper: {h.stderr()[-2000:]}"
+                text = "qemu to client, from the guest agent"
+                mark = q.serial_mark()
+                q.serial_write(f"COPY {text}")
+                q.wait_serial(r"^AGENT grabbed sel=0 ", timeout=20, since=mark)
+                line = client.wait_line("qemu-grab", 30)
+                assert line == "qemu-grab 0 1", \
+                    f"control: the guest's grab never reached the client: {client.seen}; " \
+                    f"helper: {h.stderr()[-2000:]}"
+                line = client.wait_line("data ", 30)
+                assert line is not None and line.split(" ", 3)[3] == text, \
+                    f"control: no text at the client: {client.seen}"
+
+                remove_qemu_agent(q)
+                line = client.wait_line("qemu-release", 30)
+                assert line == "qemu-release 0", \
+                    f"the guest's grab stayed after its agent went: {client.seen}"
+
+                vncs = [Rfb(str(sock)), Rfb(str(sock))]
+                for vnc in vncs:
+                    vnc.wait_ext(CB_CAPS, timeout=10)
+                vncs[0].send_ext(CB_NOTIFY | CB_TEXT)
+                vncs[0].send_plain(b"from vnc")
+                flags, _ = vncs[1].wait_ext(CB_NOTIFY, timeout=10)
+                assert flags & CB_TEXT, hex(flags)
+                line = client.wait_line("qemu-grab", 5)
+                assert line is None, client.seen
+            finally:
+                client.stop()
+                for vnc in vncs:
+                    vnc.close()
 
     @pytest.mark.timeout(240)
     def test_guest_copy_reaches_client(qemu_factory, qemu_flavour, guest, helper_binary):

@@ -15,6 +15,7 @@ struct QsConn {
     gsize queued;
     char *close_reason;
     gboolean closed_reported;
+    guint sent_after_close;
     gboolean ignore_pings;
 
     GArray *delays;             /* int64_t per sent message: link backlog it met */
@@ -145,6 +146,7 @@ gboolean qs_conn_send(QsConn *conn, guint16 type, GBytes *payload)
     FakeMsg m = { type, payload ? g_bytes_ref(payload) : g_bytes_new(NULL, 0) };
 
     if (conn->close_reason) {
+        conn->sent_after_close++;
         g_bytes_unref(m.payload);
         return FALSE;
     }
@@ -177,16 +179,21 @@ gsize qs_conn_get_queued_bytes(QsConn *conn)
     return conn->queued;
 }
 
-/* Net reports closing from the main loop, never from inside close. */
-static gboolean report_closed(gpointer user_data)
+static void report_closed_now(QsConn *conn)
 {
-    QsConn *conn = user_data;
-
     if (!conn->closed_reported && conn->handlers.closed) {
         conn->closed_reported = TRUE;
         conn->handlers.closed(conn, conn->close_reason, conn->user_data);
         conn->handlers = (QsConnHandlers){ 0 };     /* nothing follows closed */
     }
+}
+
+/* Net reports closing from the main loop, never from inside close. */
+static gboolean report_closed(gpointer user_data)
+{
+    QsConn *conn = user_data;
+
+    report_closed_now(conn);
     qs_conn_unref(conn);
     return G_SOURCE_REMOVE;
 }
@@ -244,6 +251,19 @@ void fake_conn_drain(QsConn *conn)
 const char *fake_conn_close_reason(QsConn *conn)
 {
     return conn->close_reason;
+}
+
+void fake_conn_vanish(QsConn *conn, const char *reason)
+{
+    /* Called from the test's top level, where net's socket source would
+     * run, never from inside a channel's call. */
+    qs_conn_close(conn, reason);
+    report_closed_now(conn);
+}
+
+guint fake_conn_sent_after_close(QsConn *conn)
+{
+    return conn->sent_after_close;
 }
 
 gboolean fake_conn_has_handlers(QsConn *conn)

@@ -28,6 +28,13 @@ void fake_conn_clear(QsConn *conn);
 void fake_conn_set_queued(QsConn *conn, gsize bytes);
 void fake_conn_drain(QsConn *conn);
 const char *fake_conn_close_reason(QsConn *conn);   /* NULL if open */
+/* The client is gone: closed, and the closed handler runs now rather than
+ * from net's idle on a later iteration, so that a test can put it before
+ * work already pending in the main loop (a worker's result). */
+void fake_conn_vanish(QsConn *conn, const char *reason);
+/* Messages the channels tried to send once the connection was closed
+ * (refused, as net refuses them, and not in fake_conn_sent). */
+guint fake_conn_sent_after_close(QsConn *conn);
 /* A simulated link (bottleneck rate, base RTT) behind qs_conn_get_link_facts;
  * without one the facts are unknown. */
 void fake_conn_set_link(QsConn *conn, uint64_t bytes_per_s, uint32_t rtt_us);

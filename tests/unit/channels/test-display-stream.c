@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Unit tests of the display channel's streams over a fake connection: detection, codec choice, end and lossless repaint. */
 #include "channels/qs-channels.h"
+#include "encode/qs-video.h"
 #include "encode/qs-wire.h"
 #include "fake-peers.h"
 
@@ -404,16 +405,38 @@ static void test_lossy_then_exact(void)
 }
 
 /* The client goes while a frame is being encoded: the worker's result
- * finds no channel and is dropped (ASan/LSan builds check the rest). */
+ * finds no channel and is dropped, nothing more is sent, and the encoder
+ * the job held is freed with it (ASan/LSan builds check the rest). */
 static void test_close_while_encoding(void)
 {
     Fx fx = { 0 };
-    guint frames = 0;
+    guint frames = 0, base = qs_video_encoders_alive(), data_at_close;
+    int64_t end;
 
     setup(&fx, (1u << SPICE_DISPLAY_CAP_MULTI_CODEC) | (1u << SPICE_DISPLAY_CAP_CODEC_H264));
     animate_until_stream(&fx, &frames);
+    /* The results of the frames so far (and of the flush frame one frame
+     * interval after the last) are in, and the next frame is due: it gets
+     * a job of its own. Well inside QS_STREAM_END_US, so the stream stays. */
+    spin(150);
+    g_assert_cmpuint(qs_video_encoders_alive(), ==, base + 1);
     draw_frame(&fx);
-    g_main_context_iteration(NULL, FALSE);
+    /* The pump reads the frame and starts its job within this call; with
+     * no loop iteration between it and the close, the job's result cannot
+     * have been delivered yet. */
+    fake_conn_drain(fx.display);
+    data_at_close = count_msgs(fx.display, SPICE_MSG_DISPLAY_STREAM_DATA);
+    fake_conn_vanish(fx.display, "the client went");
+    /* The channel is gone; the encoder is out with the job (had no job been
+     * running, the channel would have freed it with the stream). */
+    g_assert_cmpuint(qs_video_encoders_alive(), ==, base + 1);
+    end = g_get_monotonic_time() + 5 * G_USEC_PER_SEC;
+    while (qs_video_encoders_alive() != base && g_get_monotonic_time() < end) {
+        spin(10);
+    }
+    g_assert_cmpuint(qs_video_encoders_alive(), ==, base);
+    g_assert_cmpuint(count_msgs(fx.display, SPICE_MSG_DISPLAY_STREAM_DATA), ==, data_at_close);
+    g_assert_cmpuint(fake_conn_sent_after_close(fx.display), ==, 0);
     teardown(&fx);
 }
 
