@@ -47,6 +47,7 @@ per-connection send-queue cap (net/qs-conn.h) before dropping the client,
 and fail both.
 """
 
+import contextlib
 import struct
 import time
 
@@ -154,41 +155,50 @@ def resume(raw, slow):
         time.sleep(0.05)
 
 
+@contextlib.contextmanager
+def raw_served(qemu_factory, guest, helper_binary, **session_args):
+    """The busy guest served and a raw client linked to it: (q, h, port,
+    raw, when the link began); all of them closed afterwards."""
+    q = busy_guest(qemu_factory, guest)
+    try:
+        with serving(helper_binary, q, "--disable-ticketing") as (h, port):
+            linked = time.monotonic()
+            raw = Session(port, **session_args)
+            try:
+                yield q, h, port, raw, linked
+            finally:
+                raw.close()
+    finally:
+        q.close()
+
+
 def stalled_scenario(qemu_factory, guest, helper_binary, test_client, tmp_path, stall,
                      blind_ack):
     """The stalled reader's run: figures and correctness problems, as data."""
     slow = slowdown(helper_binary)
     what = f"stalled reader, {'blind ACKs' if blind_ack else 'silent'}, {stall} s"
     run = {"what": what, "problems": []}
-    q = busy_guest(qemu_factory, guest)
-    try:
-        with serving(helper_binary, q, "--disable-ticketing") as (h, port):
-            raw = Session(port)
-            try:
-                assert raw.display.wait_messages(50, timeout=20 * slow), \
-                    f"only {raw.display.messages} display messages before the stall"
-                assert raw.display.ack_generation is not None, "no SET_ACK on display"
-                time.sleep(1.0)
-                for ch in raw.channels():
-                    ch.reading.clear()
-                run["start_rss"], run["max_rss"], run["worst_qmp"] = \
-                    stall_phase(q, h, raw, stall, blind_ack)
-                run["unread"] = raw.display.unread_bytes()
-                print(f"{what}: {run['unread']} bytes unread in its socket")
-                with recorded(run["problems"], "after the stall"):
-                    assert_helper_healthy(h)
-                with recorded(run["problems"], "reading again"):
-                    resume(raw, slow)
-                # Stalled again, and a normal client connects meanwhile.
-                for ch in raw.channels():
-                    ch.reading.clear()
-                time.sleep(2.0)
-                with recorded(run["problems"], "take-over while stalled"):
-                    takeover(test_client, port, q, h, tmp_path, raw, slow)
-            finally:
-                raw.close()
-    finally:
-        q.close()
+    with raw_served(qemu_factory, guest, helper_binary) as (q, h, port, raw, _linked):
+        assert raw.display.wait_messages(50, timeout=20 * slow), \
+            f"only {raw.display.messages} display messages before the stall"
+        assert raw.display.ack_generation is not None, "no SET_ACK on display"
+        time.sleep(1.0)
+        for ch in raw.channels():
+            ch.reading.clear()
+        run["start_rss"], run["max_rss"], run["worst_qmp"] = \
+            stall_phase(q, h, raw, stall, blind_ack)
+        run["unread"] = raw.display.unread_bytes()
+        print(f"{what}: {run['unread']} bytes unread in its socket")
+        with recorded(run["problems"], "after the stall"):
+            assert_helper_healthy(h)
+        with recorded(run["problems"], "reading again"):
+            resume(raw, slow)
+        # Stalled again, and a normal client connects meanwhile.
+        for ch in raw.channels():
+            ch.reading.clear()
+        time.sleep(2.0)
+        with recorded(run["problems"], "take-over while stalled"):
+            takeover(test_client, port, q, h, tmp_path, raw, slow)
     return run
 
 
@@ -225,29 +235,21 @@ def test_stalled_reader_figures(qemu_factory, guest, helper_binary, test_client,
 def never_acks_scenario(qemu_factory, guest, helper_binary, test_client, tmp_path, noack):
     slow = slowdown(helper_binary)
     run = {"what": f"never-acking client ({noack} s)", "problems": []}
-    q = busy_guest(qemu_factory, guest)
-    try:
-        with serving(helper_binary, q, "--disable-ticketing") as (h, port):
-            linked = time.monotonic()
-            raw = Session(port, display_ack=False, display_pong=True)
-            try:
-                assert raw.display.wait_messages(20, timeout=20 * slow), \
-                    f"only {raw.display.messages} display messages"
-                run["start_rss"], run["max_rss"], run["worst_qmp"] = \
-                    stall_phase(q, h, raw, noack, blind_ack=False)
-                run["messages"] = got = raw.display.messages
-                print(f"never-acking client: {got} display messages, {raw.display.bytes} "
-                      f"bytes, {raw.display.pings} PINGs in {noack} s")
-                # The ACK window held: SET_ACK and 2 windows, then only the
-                # PING timer's probes, one a second, which bypass the window.
-                run["allowed"] = 1 + 2 * ACK_WINDOW + int(time.monotonic() - linked) + 2
-                run["display_eof"] = raw.display.eof.is_set()
-                with recorded(run["problems"], "take-over"):
-                    takeover(test_client, port, q, h, tmp_path, raw, slow)
-            finally:
-                raw.close()
-    finally:
-        q.close()
+    with raw_served(qemu_factory, guest, helper_binary, display_ack=False,
+                    display_pong=True) as (q, h, port, raw, linked):
+        assert raw.display.wait_messages(20, timeout=20 * slow), \
+            f"only {raw.display.messages} display messages"
+        run["start_rss"], run["max_rss"], run["worst_qmp"] = \
+            stall_phase(q, h, raw, noack, blind_ack=False)
+        run["messages"] = got = raw.display.messages
+        print(f"never-acking client: {got} display messages, {raw.display.bytes} "
+              f"bytes, {raw.display.pings} PINGs in {noack} s")
+        # The ACK window held: SET_ACK and 2 windows, then only the
+        # PING timer's probes, one a second, which bypass the window.
+        run["allowed"] = 1 + 2 * ACK_WINDOW + int(time.monotonic() - linked) + 2
+        run["display_eof"] = raw.display.eof.is_set()
+        with recorded(run["problems"], "take-over"):
+            takeover(test_client, port, q, h, tmp_path, raw, slow)
     return run
 
 
