@@ -128,6 +128,12 @@ def soak_scenario(qemu_factory, guest, paths, helper_binary, test_client, tmp_pa
                     relay.close()
             with recorded(run["problems"], "the helper after the soak"):
                 assert_helper_healthy(h)
+            # Listener replacements open a new GMainContext (an eventfd)
+            # each: printed, to tell a descriptor change's cause.
+            run["watchdog_lines"] = [line for line in h.stderr().splitlines()
+                                     if "watchdog" in line or "registering a new" in line]
+            print(f"soak: helper watchdog lines: {len(run['watchdog_lines'])} "
+                  f"{run['watchdog_lines'][:3]}")
             run["samples"] = sampler.samples
             curve = [{"s": s, "rss_kib": r, "fds": f} for s, r, f in sampler.samples]
             (tmp_path / "soak-rss.json").write_text(json.dumps(curve))
