@@ -161,7 +161,10 @@ def soak_run(qemu_factory, guest, paths, helper_binary, test_client, tmp_path, l
 
 
 def after_warmup(run):
-    after = [(s, r, f) for s, r, f in run["samples"] if s >= run["warmup_s"]]
+    """The samples from the end of the warm-up to the end of the watch (the
+    session winds down after it: the final pictures, the client's exit)."""
+    after = [(s, r, f) for s, r, f in run["samples"]
+             if run["warmup_s"] <= s <= run["soak_s"]]
     assert len(after) >= 6, f"only {len(after)} samples after the warm-up"
     return after
 
