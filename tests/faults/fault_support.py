@@ -1,8 +1,12 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 """Shared pieces of the fault tests (tests/faults/README.md): the helper
 serving a busy guest, a spice-gtk client in the background, the exact-screen
-check, RSS and QMP sampling. No tests here."""
+check, RSS and QMP sampling, what a scenario shared by a correctness test
+and a figure test needs (tests/integration/harness/shared_run.py). No tests
+here."""
 
+import contextlib
+import functools
 import json
 import re
 import subprocess
@@ -23,6 +27,45 @@ ACTIVITY = "624,160,640,480"
 EXACT_AFTER_STOP_MS = 3000
 # Messages the helper logs about its own state that must never appear.
 BAD_LOG = re.compile(r"Sanitizer|runtime error|qemu-spice: error: |CRITICAL|assertion")
+
+
+# How much longer a deadline that a correctness check waits on is against a
+# sanitizer build (ASan+UBSan, tools/check's build-san), whose code runs 2 to
+# 3 times slower than the plain build's.
+SANITIZER_SLOWDOWN = 3.0
+
+
+@functools.lru_cache(maxsize=None)
+def sanitized(binary):
+    """True if `binary` (the helper) is built with AddressSanitizer or
+    UBSan: it then names their runtime's entry points (__asan_init,
+    __ubsan_handle_*) among its dynamic symbols."""
+    data = open(binary, "rb").read()
+    return b"__asan_init" in data or b"__ubsan_handle_" in data
+
+
+def slowdown(binary):
+    """The factor for deadlines of correctness checks: SANITIZER_SLOWDOWN
+    against a sanitizer build of `binary`, else 1."""
+    return SANITIZER_SLOWDOWN if sanitized(str(binary)) else 1.0
+
+
+@contextlib.contextmanager
+def recorded(problems, what):
+    """A correctness check inside a shared scenario (shared_run): its
+    failure (an assert, pytest.fail) is appended to `problems` as text
+    instead of ending the run, so the scenario goes on and the figures it
+    measures still reach their own test; the correctness test asserts
+    `problems` is empty. Anything else (a timeout, a harness error) ends
+    the run and fails both tests."""
+    try:
+        yield
+    except (AssertionError, pytest.fail.Exception) as e:
+        problems.append(f"{what}: {e}"[:2000])
+
+
+def assert_no_problems(run):
+    assert not run["problems"], "\n".join(run["problems"])
 
 
 def busy_guest(qemu_factory, guest, flavour="host", mode="busy"):

@@ -20,6 +20,10 @@ import pytest
 
 from fault_support import BAD_LOG, Client, busy_guest, qmp_latency, serving
 
+# A deadline (the helper leaves rather than hangs), not a figure: measured
+# exits took 32-65 ms after qemu's SIGKILL and 8-16 ms after SIGTERM (plain
+# build, four runs; docs/performance.md "Faults"), and the sanitizer build,
+# which runs these tests too, stays far below it as well.
 EXIT_BOUND_S = 5.0
 # qs-test-client: 7 = disconnected/IO.
 CLIENT_DISCONNECTED = 7
@@ -103,9 +107,10 @@ def test_helper_sigterm(qemu_factory, guest, helper_binary, test_client, tmp_pat
             f"client exit {crc} (want {CLIENT_DISCONNECTED}, it must see the " \
             f"disconnection): {client.stderr()[-1500:]}"
         assert client_took < EXIT_BOUND_S + 2, client_took
-        # qemu is not hurt by its display client going.
+        # qemu is not hurt by its display client going: it answers QMP
+        # (within qmp_latency's 5 s: a correctness deadline, not a figure).
         assert q.alive(), q.stderr_tail()
-        assert qmp_latency(q) < 1.0
+        qmp_latency(q, timeout=5.0)
         assert q.qmp("query-status")["status"] == "running"
 
 

@@ -15,8 +15,9 @@ Every link message costs the helper a fresh RSA-1024 key; the per-source
 link rate limit (helper/net/qs-rate-limit.c) refuses the flood's link
 messages beyond its burst before a key is made.
 
-Both tests read the one run of the scenario (`_scenario` runs it for the
-first of them that is selected), so `-m "not timing"` still runs it whole.
+Both tests read the one run of the scenario (shared_run runs it for the
+first of them that is selected), so `-m "not timing"` or `-m timing` alone
+still runs it whole.
 
 The flood comes from 127.0.0.2, not the measuring client's 127.0.0.1: the
 limit is per source address, and a flood from the client's own address
@@ -36,7 +37,9 @@ import pytest
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import padding
 
-from fault_support import (Client, assert_helper_healthy, serving, watch_then_exact)
+from fault_support import (Client, assert_helper_healthy, assert_no_problems, recorded,
+                           serving, watch_then_exact)
+from harness.shared_run import shared_run
 from serve_support import READY_TIMEOUT, ticket_file
 from spice_raw import AUTH_SPICE, CHANNEL_MAIN, COMMON_CAPS, SPICE_MAGIC, VERSION
 
@@ -47,6 +50,9 @@ FLOOD_WORKERS = 48
 KINDS = ("half-open", "garbage", "bad-ticket")
 KEYLAT_COUNT = 20
 KEYLAT_INTERVAL_MS = 200
+# p50 under the flood minus the quiet p50: -0.97 to -0.29 ms in 3 runs of
+# the plain build with the rate limit, +0.23 to +0.44 ms in 3 without it
+# (docs/performance.md, "Connection flood").
 P50_SLACK_MS = 10.0
 # Measured (docs/performance.md, Faults): 0.16 cores over the flood with
 # the rate limit, 0.55-0.73 without it (one core's worth of key generation
@@ -56,8 +62,6 @@ ANSWER_TIMEOUT = 15.0        # link deadline (10 s) + wrong-ticket delay + slack
 PASSWORD = "flood-test-ticket"
 # Extra helper options (none: the defaults are what is measured).
 HELPER_EXTRA = ()
-
-_results = {}
 
 
 def _link_mess():
@@ -280,13 +284,18 @@ def _wait_runs(client, n, timeout):
 
 
 def _scenario(qemu_factory, guest, helper_binary, test_client, tmp_path):
-    if "run" in _results:
-        return _results["run"]
     q = qemu_factory(flavour="host", guest=guest, vga="virtio", mode="idle")
+    try:
+        return _flood(q, helper_binary, test_client, tmp_path)
+    finally:
+        q.close()
+
+
+def _flood(q, helper_binary, test_client, tmp_path):
     ready = q.wait_ready(timeout=READY_TIMEOUT)
     server = ticket_file(tmp_path, "server-ticket", PASSWORD)
     right = ticket_file(tmp_path, "client-ticket", PASSWORD)
-    run = {}
+    problems = []
     with serving(helper_binary, q, "--ticket-file", server, *HELPER_EXTRA) as (h, port):
         # keylat (quiet), keylat (flood); the flood starts when the first
         # summary is printed and covers the second run.
@@ -311,14 +320,17 @@ def _scenario(qemu_factory, guest, helper_binary, test_client, tmp_path):
             client.kill()
         assert joined, f"flood workers still running: {flood.outcomes}"
         flood.wait_half_open_closed(timeout=ANSWER_TIMEOUT)
-        assert_helper_healthy(h)
+        with recorded(problems, "after the flood"):
+            assert_helper_healthy(h)
         # A new client afterwards: updates, then the exact picture.
-        watch_then_exact(test_client, port, q, tmp_path, seconds=2, name="after",
-                         extra=("--ticket-file", right))
-        assert_helper_healthy(h)
+        with recorded(problems, "a new client after the flood"):
+            watch_then_exact(test_client, port, q, tmp_path, seconds=2, name="after",
+                             extra=("--ticket-file", right))
+            assert_helper_healthy(h)
         log = h.stderr()
     runs = _keylat_lines(client)
-    run.update(
+    run = dict(
+        problems=problems,
         rc=rc, client_err=client.stderr(), runs=runs, outcomes=flood.outcomes,
         total=flood.total(),
         quiet_cpu=(cpu1 - cpu0) / (t1 - t0),
@@ -330,14 +342,20 @@ def _scenario(qemu_factory, guest, helper_binary, test_client, tmp_path):
     print(f"flood: {run['outcomes']} in {flood_cpu_window:.1f}s; helper cores quiet "
           f"{run['quiet_cpu']:.3f}, flood {run['flood_cpu']:.3f}; keylat quiet "
           f"{runs[0][1] if runs else None}, flood {runs[1][1] if len(runs) > 1 else None}")
-    _results["run"] = run
     return run
+
+
+def _run(qemu_factory, guest, helper_binary, test_client, tmp_path):
+    return shared_run(("flood", HELPER_EXTRA),
+                      lambda: _scenario(qemu_factory, guest, helper_binary, test_client,
+                                        tmp_path))
 
 
 @pytest.mark.timeout(170)
 def test_flood_answered_and_session_survives(qemu_factory, guest, helper_binary,
                                              test_client, tmp_path):
-    run = _scenario(qemu_factory, guest, helper_binary, test_client, tmp_path)
+    run = _run(qemu_factory, guest, helper_binary, test_client, tmp_path)
+    assert_no_problems(run)
     assert run["rc"] == 0, f"measuring client exited {run['rc']}: {run['client_err'][-1500:]}"
     assert len(run["runs"]) == 2
     for samples, summary in run["runs"]:
@@ -358,7 +376,7 @@ def test_flood_answered_and_session_survives(qemu_factory, guest, helper_binary,
 @pytest.mark.timing
 @pytest.mark.timeout(170)
 def test_flood_latency_and_cpu(qemu_factory, guest, helper_binary, test_client, tmp_path):
-    run = _scenario(qemu_factory, guest, helper_binary, test_client, tmp_path)
+    run = _run(qemu_factory, guest, helper_binary, test_client, tmp_path)
     assert len(run["runs"]) == 2, run["client_err"][-1500:]
     quiet, flooded = run["runs"][0][1], run["runs"][1][1]
     assert flooded["p50_ms"] - quiet["p50_ms"] < P50_SLACK_MS, (quiet, flooded)
