@@ -6,10 +6,11 @@ CPU or memory goal is asserted here: that the rig measured, and that what it
 measured can be true, is. Every cell (the qemu-spice one included: a helper
 that does not serve fails it) has all its presses drawn, none before the
 link's round trip; display traffic within the link's rate; CPU figures for
-each process it watched, each above zero and below the machine's cores; a
-peak RSS for qemu and the helper; everything alive at the end; and the
-qemu-spice cell's frozen frame equal to qemu's screendump (every full run so
-far: docs/performance.md). The outputs hold one row per press."""
+each process it watched, below the machine's cores and above zero for qemu
+and the helper; a peak RSS for qemu and the helper; everything alive at the
+end; and the qemu-spice cell's frozen frame equal to qemu's screendump
+(every full run so far: docs/performance.md). The outputs hold one row per
+press."""
 
 import csv
 import json
@@ -67,8 +68,12 @@ def check_cell(cell):
     cores = cell.get("cpu_cores", {})
     watched = {"qemu", "relay"} | ({"helper"} if cell["config"].startswith("qs-") else set())
     assert set(cores) == watched, f"{name}: {cores}"
+    # /proc counts CPU in 10 ms ticks: over the ~3 s of presses the relay of
+    # an idle cell may not use one (measured 0.0-0.004 cores); qemu's TCG
+    # guest and the helper always do (0.05-0.25 cores).
     for proc, c in cores.items():
-        assert c is not None and 0 < c < os.cpu_count(), f"{name}: {proc} {c} cores"
+        assert c is not None and 0 <= c < os.cpu_count(), f"{name}: {proc} {c} cores"
+        assert proc == "relay" or c > 0, f"{name}: {proc} {c} cores"
     for proc in watched - {"relay"}:
         assert cell.get(f"{proc}_peak_mib", 0) > 0, f"{name}: no peak RSS of {proc}"
 

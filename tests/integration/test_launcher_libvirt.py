@@ -9,6 +9,7 @@ launcher's contract independently of the real helper; test_launcher_spice.py
 runs the real one. The domains boot the test guest under TCG."""
 
 import json
+import math
 import os
 import pwd
 import re
@@ -552,13 +553,32 @@ def test_foreground_exit_status_for_systemd(libvirtd, guest, launcher_env):
 def test_status_json(libvirtd, guest, launcher_env):
     env = launcher_env
     name = start_domain(libvirtd, "qs-test-launch-st", guest, env.dir, persistent=False)
+    attached_at = time.time()
     env.run("attach", name, check=True)
-    lines = env.run("status", "--json", check=True).stdout.splitlines()
+
+    def status():
+        """One status line, and the real-clock window the launcher read 'now' in."""
+        before = time.time()
+        lines = env.run("status", "--json", check=True).stdout.splitlines()
+        return lines, before, time.time()
+
+    lines, first_start, first_end = status()
     assert len(lines) == 1
     st = json.loads(lines[0])
     assert st["domain"] == name and st["helper_running"] is True
     assert st["launcher_running"] is True and st["clients"] is None
-    assert st["uptime"] >= 0 and st["port"] == env.state(name)["port"]
+    assert st["port"] == env.state(name)["port"]
+    # uptime is whole seconds of the real clock since the helper started,
+    # which was after attached_at: floor(now) - floor(start) <= ceil(now - start).
+    assert 0 <= st["uptime"] <= math.ceil(first_end - attached_at), (st, first_end - attached_at)
+    time.sleep(2.5)
+    lines, second_start, second_end = status()
+    later = json.loads(lines[0])
+    # It grows with the clock: by the time between the two reads of 'now',
+    # rounded either way.
+    grew = later["uptime"] - st["uptime"]
+    assert math.floor(second_start - first_end) <= grew <= math.ceil(second_end - first_start), \
+        (st["uptime"], later["uptime"], second_start - first_end, second_end - first_start)
     env.run("detach", name, check=True)
     assert env.run("status").stdout == ""
     res = env.run("status", name)
