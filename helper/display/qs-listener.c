@@ -668,7 +668,12 @@ static gpointer listener_thread(gpointer data)
         if (l->filter_id) {
             g_dbus_connection_remove_filter(l->conn, l->filter_id);
         }
-        g_dbus_connection_close(l->conn, NULL, NULL, NULL);
+        /* Synchronously: an asynchronous close completes on l->ctx, which
+         * nobody runs once this thread ends, and its pending completion
+         * would keep the context (an eventfd) and the connection (its read
+         * buffer) alive for good, one of each per replaced listener. The
+         * socket is shut down already, so this does not wait on qemu. */
+        g_dbus_connection_close_sync(l->conn, NULL, NULL);
     }
     /* Whatever GDBus queued to us and never ran is freed here. */
     while (g_main_context_iteration(l->ctx, FALSE)) {

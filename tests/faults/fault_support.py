@@ -6,7 +6,6 @@ and a figure test needs (tests/integration/harness/shared_run.py). No tests
 here."""
 
 import contextlib
-import functools
 import json
 import re
 import subprocess
@@ -16,6 +15,8 @@ import time
 import pytest
 
 from harness.qemu import parse_ppm
+# Re-exported: the fault tests stretch correctness deadlines by slowdown().
+from harness.sanitizer import sanitized, slowdown  # noqa: F401
 from serve_support import READY_TIMEOUT, serving  # noqa: F401 (re-exported)
 from test_display_support import count_differences
 
@@ -27,27 +28,6 @@ ACTIVITY = "624,160,640,480"
 EXACT_AFTER_STOP_MS = 3000
 # Messages the helper logs about its own state that must never appear.
 BAD_LOG = re.compile(r"Sanitizer|runtime error|qemu-spice: error: |CRITICAL|assertion")
-
-
-# How much longer a deadline that a correctness check waits on is against a
-# sanitizer build (ASan+UBSan, tools/check's build-san), whose code runs 2 to
-# 3 times slower than the plain build's.
-SANITIZER_SLOWDOWN = 3.0
-
-
-@functools.lru_cache(maxsize=None)
-def sanitized(binary):
-    """True if `binary` (the helper) is built with AddressSanitizer or
-    UBSan: it then names their runtime's entry points (__asan_init,
-    __ubsan_handle_*) among its dynamic symbols."""
-    data = open(binary, "rb").read()
-    return b"__asan_init" in data or b"__ubsan_handle_" in data
-
-
-def slowdown(binary):
-    """The factor for deadlines of correctness checks: SANITIZER_SLOWDOWN
-    against a sanitizer build of `binary`, else 1."""
-    return SANITIZER_SLOWDOWN if sanitized(str(binary)) else 1.0
 
 
 @contextlib.contextmanager

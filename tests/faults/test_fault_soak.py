@@ -177,9 +177,16 @@ def test_soak_busy_10mbit(qemu_factory, guest, paths, helper_binary, test_client
     watch, soak_s = run["watch"], run["soak_s"]
     assert watch["invalidates"] + watch["stream_frames"] > soak_s * MIN_UPDATES_PER_S, \
         f"the client saw too few updates in {soak_s} s: {watch}"
-    fds = {f for _, _, f in after_warmup(run)}
-    print(f"soak: descriptors after {run['warmup_s']} s {sorted(fds)}")
-    assert len(fds) == 1, f"descriptor count changed after the warm-up: {sorted(fds)}"
+    fds = [f for _, _, f in after_warmup(run)]
+    print(f"soak: descriptors after {run['warmup_s']} s {sorted(set(fds))}")
+    # Constant but for one: a listener replacement in progress (the
+    # watchdog replaced a sanitizer build's slow listener 20-27 times in
+    # 120 s) holds its successor's socket beside its own for a moment, seen
+    # as 13 and 14 in one run. A descriptor kept per replacement (the
+    # asynchronous close that once kept each retired listener's context)
+    # grew 10 -> 39 in the same time.
+    assert max(fds) - min(fds) <= 1, \
+        f"descriptor count changed after the warm-up: {sorted(set(fds))}"
 
 
 @pytest.mark.timing
