@@ -10,8 +10,10 @@ import pytest
 from harness import DBusDaemon, Libvirtd, Xvfb
 from harness.procs import wait_pid_gone
 
-# Tests the test tooling, not qemu-spice: run once (pytest.ini, `tooling`).
-pytestmark = pytest.mark.tooling
+# These test the test tooling, not qemu-spice: run once (pytest.ini,
+# `tooling`), beside the integration tests. The libvirtd one is not marked:
+# libvirtd is the host's one daemon, which the integration tests' launcher
+# cases use, so it runs with them, never beside them.
 
 
 def _pid_alive(pid):
@@ -40,6 +42,7 @@ def test_libvirtd_starts_answers_and_stops():
     assert [p for p in left if _pid_alive(int(p))] == []
 
 
+@pytest.mark.tooling
 def test_xvfb_starts_and_stops():
     with Xvfb() as x:
         pid = x.pid
@@ -55,11 +58,13 @@ def test_xvfb_starts_and_stops():
     assert not os.path.exists(f"/tmp/.X11-unix/X{number}")
 
 
+@pytest.mark.tooling
 def test_two_xvfb_get_different_displays():
     with Xvfb() as a, Xvfb() as b:
         assert a.display != b.display
 
 
+@pytest.mark.tooling
 def test_private_dbus_daemon():
     from gi.repository import Gio, GLib
 
@@ -85,6 +90,7 @@ def test_private_dbus_daemon():
     assert not _pid_alive(pid)
 
 
+@pytest.mark.tooling
 def test_qemu_bus_mode_owns_org_qemu(qemu_factory, qemu_flavour, dbus_daemon):
     """-display dbus,addr=<private bus>: qemu (host or chroot) joins the bus."""
     from gi.repository import Gio, GLib
