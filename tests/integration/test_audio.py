@@ -192,8 +192,14 @@ if __name__ != "__main__":
         assert tones, what
         for secs, peak, freq in tones:
             assert peak > 1000, what                      # not silence
+        # The pitch of whole beeps only: a run the client's window cut short
+        # counts the silence's crossings at its edge over fewer seconds
+        # (465.9 and 481.4 Hz from 0.63 and 0.59 s runs on a loaded host,
+        # 442.0-452.1 Hz from the whole beeps of the same sessions).
+        whole = [(secs, freq) for secs, _, freq in tones if secs > 1.5]
+        assert whole, what
+        for secs, freq in whole:
             assert abs(freq - BEEP_HZ) < BEEP_HZ * 0.05, what
-        assert max(secs for secs, _, _ in tones) > 1.5, what
         print(what)                                     # shown with pytest -rP
 
     @pytest.mark.timeout(180)
@@ -240,8 +246,13 @@ if __name__ != "__main__":
         assert any(l.startswith("start 1 2 ") for l in lines), what
         tones = [l.split() for l in lines if l.startswith("run ") and float(l.split()[2]) >= 0.5]
         assert tones, what
-        for _, _, _, peak, freq in tones:
-            assert int(peak) > 1000 and abs(float(freq) - BEEP_HZ) < BEEP_HZ * 0.05, what
+        for _, _, _, peak, _ in tones:
+            assert int(peak) > 1000, what
+        # Pitch from whole beeps only (see test_tone_reaches_playback).
+        whole = [float(freq) for _, _, secs, _, freq in tones if float(secs) > 1.5]
+        assert whole, what
+        for freq in whole:
+            assert abs(freq - BEEP_HZ) < BEEP_HZ * 0.05, what
 
     @pytest.mark.timeout(120)
     def test_no_audiodev_no_playback(qemu_factory, qemu_flavour, guest, helper_binary):
