@@ -11,6 +11,7 @@ import subprocess
 import tempfile
 import time
 
+from harness import procs
 from harness.errors import MissingComponent
 from harness.qemu import parse_ppm
 
@@ -47,7 +48,11 @@ class Helper:
             argv += ["--test-control", self.control]
         self.stderr_path = os.path.join(self.dir, "stderr")
         self._stderr = open(self.stderr_path, "w+b")
-        self.proc = subprocess.Popen(argv, pass_fds=list(pass_fds),
+        # The harness run's token in its environment: a test that looks for
+        # helpers by their binary (test_launcher_libvirt.py) leaves those of
+        # another run on the same build alone.
+        env = dict(os.environ, QS_HARNESS_OWNER=procs.OWNER_TOKEN, QS_HARNESS_KIND="helper")
+        self.proc = subprocess.Popen(argv, pass_fds=list(pass_fds), env=env,
                                      stdout=subprocess.DEVNULL, stderr=self._stderr)
 
     @classmethod

@@ -82,6 +82,15 @@ def pid_alive(pid):
         return False
 
 
+
+def other_runs(pid):
+    """True for a helper another harness run started itself (its token in
+    its environment): tools/check runs the fault tests on the same build
+    beside these, and their helpers are not ours to find or kill. Helpers
+    the launcher starts get a clean environment, so they have no token."""
+    owner = (procs._read_environ(pid) or {}).get("QS_HARNESS_OWNER")
+    return owner is not None and owner != procs.OWNER_TOKEN
+
 class LauncherEnv:
     """A private config, run dir, log dir and probe helper in a temp dir."""
 
@@ -164,7 +173,7 @@ class LauncherEnv:
             except OSError:
                 continue
             if any(a.decode(errors="replace") == self.helper for a in argv[:2]) \
-                    and pid_alive(int(entry)):
+                    and pid_alive(int(entry)) and not other_runs(entry):
                 found.append(int(entry))
         return found
 
