@@ -142,6 +142,26 @@ if __name__ != "__main__":
                 out.append((float(m.group(2)), int(m.group(3))))
         return out
 
+    def quiet_windows(q, h):
+        """Three whole windows the guest captured with the helper registered
+        and no client (waited for, bounded). Counted from the first window
+        after the registration: the one in flight then may hold what qemu
+        gave while nobody listened (its dbus_read hands over its buffer
+        unwritten: peaks 32606-32691 measured with no client at all on qemu
+        7.2, 32611 once on 10.0 in a sanitizer run beside other tests)."""
+        deadline = time.monotonic() + 30
+        while "registered with qemu's D-Bus audio capture" not in h.stderr():
+            assert time.monotonic() < deadline, f"never registered: {h.stderr()}"
+            time.sleep(0.1)
+        q.wait_serial(r"RECORD n=", timeout=30, since=len(q.serial_lines))
+        since = len(q.serial_lines)
+        deadline = time.monotonic() + 15
+        while len(windows(q, since)) < 3:
+            assert time.monotonic() < deadline, \
+                f"the capture stalled without a client: {windows(q, since)}"
+            time.sleep(0.1)
+        return windows(q, since)
+
     def recording_qemu(qemu_factory, **kwargs):
         q = qemu_factory(cmdline_extra="keydraw.record=1", audiodev=AUDIODEV,
                          extra_args=["-device", f"AC97,audiodev={AUDIODEV}"], **kwargs)
@@ -212,23 +232,7 @@ if __name__ != "__main__":
         q.wait_serial(r"RECORD n=2 ", timeout=60)
         with serving(helper_binary, q, "--disable-ticketing") as (h, port):
             # With the helper and no client: silence, and the capture runs.
-            # Counted from the first window after the helper registered: the
-            # one in flight then may hold what qemu gave while nobody
-            # listened (peak 32611 once, a sanitizer run beside other tests,
-            # where also only 2 windows came in 2 s).
-            deadline = time.monotonic() + 30
-            while "registered with qemu's D-Bus audio capture" not in h.stderr():
-                assert time.monotonic() < deadline, f"never registered: {h.stderr()}"
-                time.sleep(0.1)
-            registered = len(q.serial_lines)
-            q.wait_serial(r"RECORD n=", timeout=30, since=registered)
-            since = len(q.serial_lines)
-            deadline = time.monotonic() + 15
-            while len(windows(q, since)) < 3:
-                assert time.monotonic() < deadline, \
-                    f"the capture stalled without a client: {windows(q, since)}"
-                time.sleep(0.1)
-            quiet = windows(q, since)
+            quiet = quiet_windows(q, h)
             since = len(q.serial_lines)
             lines, stderr = run_client(port, 9, opus=opus)
             after = len(q.serial_lines)
@@ -252,27 +256,13 @@ if __name__ != "__main__":
                                     "--listen", f"127.0.0.1:{port}",
                                     "--disable-ticketing"], control=False) as h:
             h.wait_listening(port)
-            # The guest starts capturing just before the helper attaches: its
-            # first window holds what qemu 7.2 gave while nobody listened (its
-            # dbus_read then hands over its buffer unwritten: measured peaks
-            # 32606-32691 with no client at all, the high half of a pointer),
-            # so the client is measured from the windows after it.
-            deadline = time.monotonic() + 30
-            while "registered with qemu's D-Bus audio capture" not in h.stderr():
-                assert time.monotonic() < deadline, f"never registered: {h.stderr()}"
-                time.sleep(0.1)
-            registered = len(q.serial_lines)
-            q.wait_serial(r"RECORD n=", timeout=30, since=registered)
-            since = len(q.serial_lines)
-            time.sleep(2)
-            quiet = windows(q, since)
+            quiet = quiet_windows(q, h)
             since = len(q.serial_lines)
             lines, stderr = run_client(port, 9)
         log = h.stderr()
         what = check_tone(q, since, lines, stderr, log)
-        # With the helper and no client: silence, at the right rate.
-        assert len(quiet) >= 3 and all(peak == 0 for _, peak in quiet), \
-            f"without a client: {quiet}\n{what}"
+        # With the helper and no client: silence, and the capture runs.
+        assert all(peak == 0 for _, peak in quiet), f"without a client: {quiet}\n{what}"
         print(what)
 
 else:
