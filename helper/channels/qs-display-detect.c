@@ -36,7 +36,7 @@
  * The strip left out stays ordinary, lossless damage. The side cut is one
  * `keep` (even-sized, inside r) does not touch, so the stream still covers
  * it and the next look finds it covered rather than outgrown. */
-static QsScreenRect even_inside(QsScreenRect r, const QsScreenRect *keep)
+static QsRect even_inside(QsRect r, const QsRect *keep)
 {
     if (r.width & 1) {
         if (keep && r.x < keep->x) {
@@ -54,7 +54,7 @@ static QsScreenRect even_inside(QsScreenRect r, const QsScreenRect *keep)
 }
 
 /* FALSE if too small (or too large) to stream. */
-static gboolean streamable(const QsScreenRect *r)
+static gboolean streamable(const QsRect *r)
 {
     return r->width >= 64 && r->height >= 64 &&
            (int64_t)r->width * r->height >= QS_STREAM_MIN_AREA &&
@@ -63,10 +63,10 @@ static gboolean streamable(const QsScreenRect *r)
 
 /* One moving area: the group of moving blocks around `seed` and its exact
  * changed pixels. Clears the group from `moving`. */
-static QsScreenRect flood(const QsScreenHeat *heat, uint8_t *moving, guint seed)
+static QsRect flood(const QsScreenHeat *heat, uint8_t *moving, guint seed)
 {
     g_autoptr(GArray) todo = g_array_new(FALSE, FALSE, sizeof(guint));
-    QsScreenRect box = { 0 };
+    QsRect box = { 0 };
 
     moving[seed] = 0;
     g_array_append_val(todo, seed);
@@ -90,7 +90,7 @@ static QsScreenRect flood(const QsScreenHeat *heat, uint8_t *moving, guint seed)
     return box;
 }
 
-static void consider_area(QsDisplayChannel *dc, QsScreenRect box,
+static void consider_area(QsDisplayChannel *dc, QsRect box,
                           int64_t now_us)
 {
     /* The heat window may hold only the first frames yet: rate control
@@ -98,8 +98,8 @@ static void consider_area(QsDisplayChannel *dc, QsScreenRect box,
     uint32_t fps = 30;
     guint free_slot = QS_DISPLAY_MAX_STREAMS;
     /* What the stream should cover of this area: its even part. */
-    const QsScreenRect want = even_inside(box, NULL);
-    QsScreenRect slack;
+    const QsRect want = even_inside(box, NULL);
+    QsRect slack;
 
     for (guint i = 0; i < QS_DISPLAY_MAX_STREAMS; i++) {
         QsDisplayStream *s = dc->streams[i];
@@ -114,7 +114,7 @@ static void consider_area(QsDisplayChannel *dc, QsScreenRect box,
         /* Stable while it covers all it can: an even cut may leave one
          * row or column of the area out on any side (two areas cut on
          * opposite sides must not make it flip between them). */
-        slack = (QsScreenRect){ s->rect.x - 1, s->rect.y - 1,
+        slack = (QsRect){ s->rect.x - 1, s->rect.y - 1,
                                 s->rect.width + 2, s->rect.height + 2 };
         if (qs_rect_contains(&slack, &box)) {
             return;
@@ -160,7 +160,7 @@ void qs_display_streams_detect(QsDisplayChannel *dc, int64_t now_us)
     }
     for (guint i = 0; i < n; i++) {
         if (moving[i]) {
-            QsScreenRect box = flood(heat, moving, i);
+            QsRect box = flood(heat, moving, i);
 
             if (box.width > 0) {
                 consider_area(dc, box, now_us);
@@ -175,7 +175,7 @@ static gboolean heat_usable(QsDisplayChannel *dc, const QsScreenDamage *d)
            dc->heat->blocks_x == d->blocks_x && dc->heat->blocks_y == d->blocks_y;
 }
 
-gboolean qs_display_rect_all_moving(QsDisplayChannel *dc, const QsScreenRect *r)
+gboolean qs_display_rect_all_moving(QsDisplayChannel *dc, const QsRect *r)
 {
     const QsScreenHeat *h = dc->heat;
     uint32_t c0 = (uint32_t)r->x / QS_SCREEN_BLOCK, r0 = (uint32_t)r->y / QS_SCREEN_BLOCK;
@@ -187,8 +187,8 @@ gboolean qs_display_rect_all_moving(QsDisplayChannel *dc, const QsScreenRect *r)
     }
     for (uint32_t y = r0; y <= r1; y++) {
         for (uint32_t x = c0; x <= c1; x++) {
-            const QsScreenRect *c = &h->changed[(size_t)y * h->blocks_x + x];
-            QsScreenRect block = { (int32_t)(x * QS_SCREEN_BLOCK), (int32_t)(y * QS_SCREEN_BLOCK),
+            const QsRect *c = &h->changed[(size_t)y * h->blocks_x + x];
+            QsRect block = { (int32_t)(x * QS_SCREEN_BLOCK), (int32_t)(y * QS_SCREEN_BLOCK),
                                    (int32_t)MIN(QS_SCREEN_BLOCK, h->width - x * QS_SCREEN_BLOCK),
                                    (int32_t)MIN(QS_SCREEN_BLOCK, h->height - y * QS_SCREEN_BLOCK) };
 

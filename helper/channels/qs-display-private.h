@@ -61,7 +61,7 @@ typedef struct {
 
 struct QsDisplayStream {
     uint32_t id;                /* SPICE stream id, < 64 */
-    QsScreenRect rect;          /* even width and height */
+    QsRect rect;          /* even width and height */
     QsVideoEncoder *enc;        /* NULL while a worker holds it */
     QsVideoCodec codec;
     uint32_t fps;
@@ -147,40 +147,19 @@ void qs_display_sender_reset(QsDisplayChannel *dc, int64_t now_us);
 uint64_t qs_display_link_queued(QsDisplayChannel *dc, int64_t now_us);
 /* A PING whose PONG tells what the client has read (qs-e2e.h). */
 void qs_display_send_probe(QsDisplayChannel *dc, int64_t now_us);
-void qs_display_mark_exact(QsDisplayChannel *dc, const QsScreenRect *r, int64_t lossy_us);
+void qs_display_mark_exact(QsDisplayChannel *dc, const QsRect *r, int64_t lossy_us);
 
 #define QS_STREAM_END_US 300000      /* no change this long: the stream ends */
-
-static inline gboolean qs_rect_overlap(const QsScreenRect *a, const QsScreenRect *b)
-{
-    return a->x < b->x + b->width && b->x < a->x + a->width &&
-           a->y < b->y + b->height && b->y < a->y + a->height;
-}
-
-static inline gboolean qs_rect_contains(const QsScreenRect *o, const QsScreenRect *i)
-{
-    return i->x >= o->x && i->y >= o->y && i->x + i->width <= o->x + o->width &&
-           i->y + i->height <= o->y + o->height;
-}
-
-static inline QsScreenRect qs_rect_union(const QsScreenRect *a, const QsScreenRect *b)
-{
-    int32_t x0 = MIN(a->x, b->x), y0 = MIN(a->y, b->y);
-    int32_t x1 = MAX(a->x + a->width, b->x + b->width);
-    int32_t y1 = MAX(a->y + a->height, b->y + b->height);
-
-    return (QsScreenRect){ x0, y0, x1 - x0, y1 - y0 };
-}
 
 /* qs-display-detect.c */
 void qs_display_streams_detect(QsDisplayChannel *dc, int64_t now_us);
 /* The damage map of one take: marks streams dirty. */
 void qs_display_streams_damage(QsDisplayChannel *dc, QsScreenDamage *damage);
 /* Every block of r changed entirely (moving content, not text beside it). */
-gboolean qs_display_rect_all_moving(QsDisplayChannel *dc, const QsScreenRect *r);
+gboolean qs_display_rect_all_moving(QsDisplayChannel *dc, const QsRect *r);
 
 /* qs-display-streams.c */
-void qs_display_stream_start(QsDisplayChannel *dc, guint slot, const QsScreenRect *r,
+void qs_display_stream_start(QsDisplayChannel *dc, guint slot, const QsRect *r,
                              uint32_t fps, int64_t now_us);
 void qs_display_stream_end(QsDisplayChannel *dc, guint slot, gboolean tell_client,
                            int64_t now_us);
@@ -189,7 +168,7 @@ gboolean qs_display_streams_send(QsDisplayChannel *dc, int64_t now_us,
                                  const QsPacerBudget *budget);
 /* Earliest time a stream needs attention (flush, end), or 0. */
 int64_t qs_display_streams_deadline(QsDisplayChannel *dc, int64_t now_us);
-gboolean qs_display_streams_intersect(QsDisplayChannel *dc, const QsScreenRect *r);
+gboolean qs_display_streams_intersect(QsDisplayChannel *dc, const QsRect *r);
 void qs_display_streams_report(QsDisplayChannel *dc, const QsClientMsg *msg);
 void qs_display_streams_preferred(QsDisplayChannel *dc, const uint8_t *codecs, uint32_t n);
 void qs_display_streams_destroy_all(QsDisplayChannel *dc, gboolean tell_client);

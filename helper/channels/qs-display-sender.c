@@ -147,7 +147,7 @@ static int jpeg_quality(QsDisplayChannel *dc)
 static gboolean lossy_allowed(QsDisplayChannel *dc, const QsFlowItem *item,
                               const uint8_t *px)
 {
-    const QsScreenRect r = { item->rect.x, item->rect.y, item->rect.width, item->rect.height };
+    const QsRect r = item->rect;
     uint64_t raw = (uint64_t)r.width * r.height * 4;
     uint64_t bw = MAX(qs_bwe_bandwidth(dc->bwe), 1);
     uint32_t c0 = (uint32_t)r.x / QS_SCREEN_BLOCK, r0 = (uint32_t)r.y / QS_SCREEN_BLOCK;
@@ -185,7 +185,7 @@ static gboolean lossy_allowed(QsDisplayChannel *dc, const QsFlowItem *item,
 /* Blocks entirely inside r now hold exact pixels (lossy_us 0) or lossy
  * ones sent at lossy_us; edge blocks partly covered keep what they had
  * unless the image was lossy. */
-void qs_display_mark_exact(QsDisplayChannel *dc, const QsScreenRect *r, int64_t lossy_us)
+void qs_display_mark_exact(QsDisplayChannel *dc, const QsRect *r, int64_t lossy_us)
 {
     uint32_t c0 = (uint32_t)r->x / QS_SCREEN_BLOCK, r0 = (uint32_t)r->y / QS_SCREEN_BLOCK;
     uint32_t c1 = (uint32_t)(r->x + r->width - 1) / QS_SCREEN_BLOCK;
@@ -212,7 +212,7 @@ void qs_display_mark_exact(QsDisplayChannel *dc, const QsScreenRect *r, int64_t 
  * message size, 0 if the surface is gone (the next take redraws it). */
 static uint32_t send_item(QsDisplayChannel *dc, const QsFlowItem *item, int64_t now_us)
 {
-    QsScreenRect r = { item->rect.x, item->rect.y, item->rect.width, item->rect.height };
+    QsRect r = item->rect;
     size_t row = (size_t)r.width * 4, need = row * (size_t)r.height;
     QsPixelRect px;
     QsImageCodec codec, used;

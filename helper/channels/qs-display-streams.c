@@ -34,7 +34,7 @@ typedef struct {
     GError *error;
 } EncodeJob;
 
-gboolean qs_display_streams_intersect(QsDisplayChannel *dc, const QsScreenRect *r)
+gboolean qs_display_streams_intersect(QsDisplayChannel *dc, const QsRect *r)
 {
     for (guint i = 0; i < QS_DISPLAY_MAX_STREAMS; i++) {
         if (dc->streams[i] && qs_rect_overlap(&dc->streams[i]->rect, r)) {
@@ -76,7 +76,7 @@ void qs_display_stream_end(QsDisplayChannel *dc, guint slot, gboolean tell_clien
     if (tell_client) {
         qs_display_send(dc, SPICE_MSG_DISPLAY_STREAM_DESTROY, qs_msg_stream_destroy(s->id));
         QsFlowItem all = { .surface_serial = dc->serial,
-                           .rect = { s->rect.x, s->rect.y, s->rect.width, s->rect.height } };
+                           .rect = s->rect };
 
         /* The client shows lossy video there: the repaint must be exact,
          * edge blocks (whose damage the stream absorbed) included. */
@@ -111,7 +111,7 @@ static gboolean id_used(QsDisplayChannel *dc, uint32_t id)
     return FALSE;
 }
 
-void qs_display_stream_start(QsDisplayChannel *dc, guint slot, const QsScreenRect *r,
+void qs_display_stream_start(QsDisplayChannel *dc, guint slot, const QsRect *r,
                          uint32_t fps, int64_t now_us)
 {
     QsDisplayStream *s = g_new0(QsDisplayStream, 1);
@@ -140,7 +140,7 @@ void qs_display_stream_start(QsDisplayChannel *dc, guint slot, const QsScreenRec
                         qs_msg_stream_activate_report(s->id, s->id,
                                                       QS_FRAME_TIME_REPORT_WINDOW, 1000));
     }
-    qs_scheduler_stream_set(dc->sched, s->id, &(QsRect){ r->x, r->y, r->width, r->height },
+    qs_scheduler_stream_set(dc->sched, s->id, r,
                             now_us);
     dc->stats.streams++;
     g_debug("display: stream %u %s %dx%d at %d,%d, %u fps, %u bit/s", s->id,

@@ -196,18 +196,6 @@ gboolean qs_scheduler_add_blocks(QsScheduler *s, const uint8_t *map,
     return TRUE;
 }
 
-gboolean qs_scheduler_set_hot_map(QsScheduler *s, const uint8_t *hot,
-                                  uint32_t cols, uint32_t rows, size_t stride,
-                                  int64_t now_us)
-{
-    if (!s->damage ||
-        !qs_damage_set_hot_map(s->damage, hot, cols, rows, stride, now_us)) {
-        return FALSE;
-    }
-    s->add_gen++;
-    return TRUE;
-}
-
 /* ---- fast lane: small groups of cold dirty blocks ---- */
 
 static gboolean is_cold_dirty(const QsScheduler *s, uint32_t c, uint32_t r,
