@@ -11,7 +11,8 @@
  * A set of blocks, not a list of updates: damaging a block twice before it is
  * sent leaves one dirty bit, so there is no queue of stale frames to drain.
  * Heat is counted when damage arrives (qemu's rate), never when we send, so
- * a slow link cannot hide an animation (the seeds' prototype failure).
+ * a slow link cannot hide an animation (a prototype that counted sends
+ * never streamed an animation behind a link too slow for its first frames).
  */
 
 #define QS_DAMAGE_BLOCK 16

@@ -5,9 +5,9 @@
 #include <string.h>
 
 /*
- * DESIGN NOTE (issue D, items 1-3): what to send, in which order, how much.
+ * DESIGN NOTE: what to send, in which order, how much.
  *
- * What the seeds measured. On a slow link spice-server and the andris
+ * What was measured before. On a slow link spice-server and the andris
  * prototype drew a key press seconds late: 2039 ms (spice-server, streaming
  * off) and 3492 ms (andris) p50 at 80 ms / 10 Mbit with a busy 640x480 noise
  * area; 6931 ms at 80 ms / 5 Mbit; over 15 s at 150 ms / 2 Mbit. Both paced on
@@ -60,7 +60,7 @@
  *    are sent once as images (the lossless state).
  *
  * Checked on tests/unit/flow/test-flow-link.c's simulated links with the
- * seeds' activity (640x480 noise at 30 Hz, 1-3 B/px; 96x96 key box),
+ * same activity (640x480 noise at 30 Hz, 1-3 B/px; 96x96 key box),
  * 24 key presses per link, first byte of the key box onto the wire:
  * 2 Mbit/150 ms p50 18 ms, max 48 ms (bound RTT/2 + its own serialisation
  * + 5 ms = 121 ms); 10 Mbit/80 ms p50 9 ms, max 23 ms (bound 53 ms);

@@ -2,8 +2,8 @@
 /* Heat: how often each block changed in the last second, at qemu's rate. */
 
 /*
- * Why count here: a server that counts change when it sends (andris, measured
- * in the reference seeds) never sees a video on a link too slow to send its
+ * Why count here: a server that counts change when it sends (the andris
+ * prototype, measured before this one) never sees a video on a link too slow to send its
  * first frames, and keeps sending it as still images into a full link. The
  * listener thread sees every change when qemu delivers it, so heat is counted
  * on now_us of the producer calls, and reads only look at it.

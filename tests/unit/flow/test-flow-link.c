@@ -8,7 +8,7 @@
 #include "flow/qs-scheduler.h"
 
 /*
- * The seeds' rig in miniature: a 1280x800 screen, a 640x480 area at
+ * The benchmark's rig in miniature: a 1280x800 screen, a 640x480 area at
  * (624, 160) redrawn with noise at 30 Hz (1-3 encoded bytes per pixel), and
  * key presses that each repaint a 96x96 key box. The channel loop below is
  * what helper/channels will do: snapshot the socket, ask the pacer, pick,
