@@ -60,26 +60,9 @@ typedef struct {
     uint32_t final_min_rtt;
 } Result;
 
-static int64_t overlap(const QsRect *a, const QsRect *b)
-{
-    int64_t x0 = MAX(a->x, b->x), y0 = MAX(a->y, b->y);
-    int64_t x1 = MIN((int64_t)a->x + a->width, (int64_t)b->x + b->width);
-    int64_t y1 = MIN((int64_t)a->y + a->height, (int64_t)b->y + b->height);
-
-    return x1 > x0 && y1 > y0 ? (x1 - x0) * (y1 - y0) : 0;
-}
-
-/* bytes = f(area, content): noise 1-3 B/px, the key box's glyph 1 B/px,
- * the static desktop 0.25 B/px, plus a message + image header. */
 static uint32_t synth_encode(GRand *rng, const QsRect *r)
 {
-    int64_t area = (int64_t)r->width * r->height;
-    int64_t noise = overlap(r, &busy);
-    int64_t glyph = overlap(r, &keybox);
-    double noise_bpp = g_rand_double_range(rng, 1.0, 3.0);
-
-    return (uint32_t)(200 + noise * noise_bpp + glyph * 1.0 +
-                      (area - noise - glyph) * 0.25);
+    return flow_sim_image_bytes(rng, r, &busy, &keybox);
 }
 
 static void run_link(const LinkCase *lc, guint32 seed, Result *res)
@@ -181,11 +164,11 @@ static void run_link(const LinkCase *lc, guint32 seed, Result *res)
                                            budget.band_bytes);
             }
 
-            if (key_pending >= 0 && !overlap(&item.rect, &keybox)) {
+            if (key_pending >= 0 && !flow_sim_overlap(&item.rect, &keybox)) {
                 /* Something was decided between the press and its item. */
                 res->key_first[key_pending] = FALSE;
             }
-            if (key_pending >= 0 && overlap(&item.rect, &keybox)) {
+            if (key_pending >= 0 && flow_sim_overlap(&item.rect, &keybox)) {
                 unsigned k = (unsigned)key_pending;
 
                 res->key_delay_us[k] = depart - (double)key_at[k];
@@ -194,7 +177,7 @@ static void run_link(const LinkCase *lc, guint32 seed, Result *res)
                 res->key_lane[k] = item.lane;
                 key_pending = -1;
             }
-            if (now >= NEWEST_AT_US && overlap(&item.rect, &newest)) {
+            if (now >= NEWEST_AT_US && flow_sim_overlap(&item.rect, &newest)) {
                 gboolean mid = newest_done < NEWEST_TIMES;
 
                 res->newest_mid_picks += mid;
@@ -202,7 +185,7 @@ static void run_link(const LinkCase *lc, guint32 seed, Result *res)
                     for (unsigned c = 0; c < 16; c++) {
                         QsRect b = { newest.x + 16 * (int)c,
                                      newest.y + 16 * (int)r, 16, 16 };
-                        unsigned hit = overlap(&item.rect, &b) > 0;
+                        unsigned hit = flow_sim_overlap(&item.rect, &b) > 0;
 
                         newest_sends[r][c] += hit;
                         newest_after[r][c] += hit && !mid;

@@ -96,23 +96,9 @@ typedef struct {
     uint64_t frames, images;
 } Sim;
 
-static int64_t overlap(const QsRect *a, const QsRect *b)
-{
-    int64_t x0 = MAX(a->x, b->x), y0 = MAX(a->y, b->y);
-    int64_t x1 = MIN((int64_t)a->x + a->width, (int64_t)b->x + b->width);
-    int64_t y1 = MIN((int64_t)a->y + a->height, (int64_t)b->y + b->height);
-
-    return x1 > x0 && y1 > y0 ? (x1 - x0) * (y1 - y0) : 0;
-}
-
 static uint32_t image_bytes(Sim *s, const QsRect *r)
 {
-    int64_t area = (int64_t)r->width * r->height;
-    int64_t noise = overlap(r, &s->c->act->area);
-    int64_t glyph = overlap(r, &s->c->act->keybox);
-
-    return (uint32_t)(200 + noise * g_rand_double_range(s->rng, 1.0, 3.0) + glyph +
-                      (area - noise - glyph) * 0.25);
+    return flow_sim_image_bytes(s->rng, r, &s->c->act->area, &s->c->act->keybox);
 }
 
 static void link_now(Sim *s, int64_t now, QsPlanLink *l)
@@ -149,7 +135,7 @@ static void carry_out_image(Sim *s, const QsPlanAction *a, int64_t now)
 
     qs_display_plan_image_sent(s->plan, a, FALSE, bytes, now);
     s->images++;
-    if (s->key_pending >= 0 && overlap(&a->item.rect, &s->c->act->keybox)) {
+    if (s->key_pending >= 0 && flow_sim_overlap(&a->item.rect, &s->c->act->keybox)) {
         int k = s->key_pending;
 
         s->key_delay_us[k] = depart - (double)s->key_at[k];
