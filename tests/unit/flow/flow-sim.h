@@ -18,6 +18,13 @@
 
 typedef struct FlowSimLink FlowSimLink;
 
+/* A link a test runs on: rate and round trip. */
+typedef struct {
+    const char *name;
+    double bits_per_sec;
+    int64_t rtt_us;
+} FlowSimLinkCase;
+
 FlowSimLink *flow_sim_link_new(double bits_per_sec, int64_t rtt_us);
 void flow_sim_link_free(FlowSimLink *link);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(FlowSimLink, flow_sim_link_free)

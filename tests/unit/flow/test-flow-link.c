@@ -32,12 +32,6 @@ static const QsRect keybox = { 203, 301, 96, 96 };
 static const QsRect newest = { 32, 640, 256, 128 };   /* 128 blocks: bulk */
 
 typedef struct {
-    const char *name;
-    double bits_per_sec;
-    int64_t rtt_us;
-} LinkCase;
-
-typedef struct {
     double key_delay_us[KEYS];
     double key_bound_us[KEYS];
     gboolean key_first[KEYS];
@@ -65,7 +59,7 @@ static uint32_t synth_encode(GRand *rng, const QsRect *r)
     return flow_sim_image_bytes(rng, r, &busy, &keybox);
 }
 
-static void run_link(const LinkCase *lc, guint32 seed, Result *res)
+static void run_link(const FlowSimLinkCase *lc, guint32 seed, Result *res)
 {
     g_autoptr(FlowSimLink) link = flow_sim_link_new(lc->bits_per_sec, lc->rtt_us);
     g_autoptr(QsBwe) bwe = qs_bwe_new();
@@ -230,7 +224,7 @@ typedef struct {
     uint64_t band_target;
 } Summary;
 
-static const LinkCase links[] = {
+static const FlowSimLinkCase links[] = {
     { "2mbit-150ms", 2e6, 150000 },
     { "5mbit-80ms", 5e6, 80000 },
     { "10mbit-80ms", 10e6, 80000 },
@@ -253,7 +247,7 @@ static int cmp_double(const void *a, const void *b)
  * scheduler always has work and only the pacer can leave the link idle; on
  * the LAN every frame fits and the link carries what the screen makes.
  */
-static void check_row(const LinkCase *lc, const Summary *sum, double bdp, double rate)
+static void check_row(const FlowSimLinkCase *lc, const Summary *sum, double bdp, double rate)
 {
     double demand = (200.0 + (double)busy.width * busy.height * 2.0) * G_USEC_PER_SEC /
                     FRAME_US;
@@ -294,7 +288,7 @@ static void check_row(const LinkCase *lc, const Summary *sum, double bdp, double
 
 static void check_link(gconstpointer data)
 {
-    const LinkCase *lc = data;
+    const FlowSimLinkCase *lc = data;
     Summary row = { 0 }, *sum = &row;
     FlowSimLink *probe = flow_sim_link_new(lc->bits_per_sec, lc->rtt_us);
     double bdp = (double)flow_sim_link_bdp(probe);

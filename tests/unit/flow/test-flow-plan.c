@@ -38,23 +38,17 @@
 
 typedef struct {
     const char *name;
-    double bits_per_sec;
-    int64_t rtt_us;
-} LinkCase;
-
-typedef struct {
-    const char *name;
     QsRect area;                    /* redrawn with noise every frame */
     QsRect keybox;                  /* outside the area */
     gboolean video;                 /* the client decodes a stream codec */
 } Activity;
 
 typedef struct {
-    const LinkCase *link;
+    const FlowSimLinkCase *link;
     const Activity *act;
 } Case;
 
-static const LinkCase links[] = {
+static const FlowSimLinkCase links[] = {
     { "lan", 1e9, 200 },
     { "10mbit-80ms", 10e6, 80000 },
     { "2mbit-150ms", 2e6, 150000 },
