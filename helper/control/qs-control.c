@@ -2,7 +2,8 @@
 /* The helper's control surface: org.qemuspice.Helper1 served to the launcher
  * on connections accepted from a socket it bound and passed in. The
  * interface is the skeleton generated from org.qemuspice.Helper1.xml, one
- * object exported on every peer's connection. */
+ * object exported on every peer's connection, its handlers set in the
+ * generated interface's vtable so the compiler checks their types. */
 #include "control/qs-control.h"
 
 #include <gio/gio.h>
@@ -17,7 +18,7 @@ struct QsControl {
     const QsControlOps *ops;
     gpointer data;
     GSocketService *service;
-    QsDBusHelper1 *iface;       /* the skeleton, exported on every peer */
+    QsDBusHelper1 *iface;       /* a QsControlObject, exported on every peer */
     GDBusAuthObserver *observer;
     char *guid;
     GPtrArray *peers;           /* GDBusConnection, authenticated */
@@ -27,6 +28,32 @@ struct QsControl {
     GCancellable *cancel;
     gint64 started_us;
 };
+
+/* The generated skeleton with our handlers in its interface vtable. */
+G_DECLARE_FINAL_TYPE(QsControlObject, qs_control_object, QS, CONTROL_OBJECT,
+                     QsDBusHelper1Skeleton)
+
+struct _QsControlObject {
+    QsDBusHelper1Skeleton parent;
+    QsControl *ctl;
+};
+
+static void qs_control_object_iface_init(QsDBusHelper1Iface *iface);
+
+G_DEFINE_TYPE_WITH_CODE(QsControlObject, qs_control_object,
+                        QS_DBUS_TYPE_HELPER1_SKELETON,
+                        G_IMPLEMENT_INTERFACE(QS_DBUS_TYPE_HELPER1,
+                                              qs_control_object_iface_init))
+
+static void qs_control_object_class_init(QsControlObjectClass *klass)
+{
+    (void)klass;
+}
+
+static void qs_control_object_init(QsControlObject *obj)
+{
+    (void)obj;
+}
 
 /* Root (the launcher) or whoever we run as now: the helper may have changed
  * uid since the peer connected, so this is asked at accept and again when
@@ -56,9 +83,9 @@ static gboolean on_authorize_peer(GDBusAuthObserver *observer,
 static gboolean on_set_ticket(QsDBusHelper1 *iface,
                               GDBusMethodInvocation *inv,
                               const char *password, gint64 expiry,
-                              gboolean disconnect, gpointer data)
+                              gboolean disconnect)
 {
-    QsControl *ctl = data;
+    QsControl *ctl = QS_CONTROL_OBJECT(iface)->ctl;
     g_autoptr(GError) error = NULL;
     guint kept = 0;
 
@@ -81,10 +108,9 @@ static gboolean on_set_ticket(QsDBusHelper1 *iface,
 
 static gboolean on_set_certificates(QsDBusHelper1 *iface,
                                     GDBusMethodInvocation *inv,
-                                    GVariant *cert, GVariant *key,
-                                    gpointer data)
+                                    GVariant *cert, GVariant *key)
 {
-    QsControl *ctl = data;
+    QsControl *ctl = QS_CONTROL_OBJECT(iface)->ctl;
     g_autoptr(GError) error = NULL;
     gsize cert_len, key_len;
     const guint8 *c = g_variant_get_fixed_array(cert, &cert_len, 1);
@@ -100,9 +126,9 @@ static gboolean on_set_certificates(QsDBusHelper1 *iface,
 }
 
 static gboolean on_get_status(QsDBusHelper1 *iface,
-                              GDBusMethodInvocation *inv, gpointer data)
+                              GDBusMethodInvocation *inv)
 {
-    QsControl *ctl = data;
+    QsControl *ctl = QS_CONTROL_OBJECT(iface)->ctl;
     GVariantBuilder b;
 
     g_variant_builder_init(&b, G_VARIANT_TYPE_VARDICT);
@@ -118,6 +144,13 @@ static gboolean on_get_status(QsDBusHelper1 *iface,
     qs_dbus_helper1_complete_get_status(iface, inv,
                                         g_variant_builder_end(&b));
     return G_DBUS_METHOD_INVOCATION_HANDLED;
+}
+
+static void qs_control_object_iface_init(QsDBusHelper1Iface *iface)
+{
+    iface->handle_set_ticket = on_set_ticket;
+    iface->handle_set_certificates = on_set_certificates;
+    iface->handle_get_status = on_get_status;
 }
 
 static void on_peer_closed(GDBusConnection *conn, gboolean remote,
@@ -206,13 +239,8 @@ QsControl *qs_control_new(int listen_fd, const QsControlOps *ops,
     ctl->guid = g_dbus_generate_guid();
     ctl->cancel = g_cancellable_new();
     g_object_set_data(G_OBJECT(ctl->cancel), "ctl", ctl);
-    ctl->iface = qs_dbus_helper1_skeleton_new();
-    g_signal_connect(ctl->iface, "handle-set-ticket",
-                     G_CALLBACK(on_set_ticket), ctl);
-    g_signal_connect(ctl->iface, "handle-set-certificates",
-                     G_CALLBACK(on_set_certificates), ctl);
-    g_signal_connect(ctl->iface, "handle-get-status",
-                     G_CALLBACK(on_get_status), ctl);
+    ctl->iface = g_object_new(qs_control_object_get_type(), NULL);
+    QS_CONTROL_OBJECT(ctl->iface)->ctl = ctl;
     sock = g_socket_new_from_fd(listen_fd, error);
     if (!sock) {
         g_prefix_error(error, "--control-fd %d: ", listen_fd);
@@ -287,17 +315,17 @@ void qs_control_free(QsControl *ctl)
         g_signal_handlers_disconnect_by_data(ctl->service, ctl);
         g_object_unref(ctl->service);
     }
-    if (ctl->iface) {
-        g_signal_handlers_disconnect_by_data(ctl->iface, ctl);
-        g_dbus_interface_skeleton_unexport(
-            G_DBUS_INTERFACE_SKELETON(ctl->iface));
-        g_clear_object(&ctl->iface);
-    }
     for (guint i = 0; ctl->peers && i < ctl->peers->len; i++) {
         GDBusConnection *c = ctl->peers->pdata[i];
 
         g_signal_handlers_disconnect_by_data(c, ctl);
+        g_dbus_interface_skeleton_unexport_from_connection(
+            G_DBUS_INTERFACE_SKELETON(ctl->iface), c);
         g_dbus_connection_close(c, NULL, NULL, NULL);
+    }
+    if (ctl->iface) {
+        QS_CONTROL_OBJECT(ctl->iface)->ctl = NULL;
+        g_clear_object(&ctl->iface);
     }
     g_clear_pointer(&ctl->peers, g_ptr_array_unref);
     if (ctl->cancel) {
