@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* QsControl against a real GDBus client in this process: calls reach the
- * ops, their errors reach the caller, Leaving reaches peers, peers are
- * bounded. */
+ * ops, their errors reach the caller under the names the interface file
+ * documents, Leaving reaches peers, peers are bounded, and what is served is
+ * the interface generated from org.qemuspice.Helper1.xml. */
 #include <glib/gstdio.h>
 #include <gio/gio.h>
 #include <string.h>
@@ -10,6 +11,7 @@
 #include <unistd.h>
 
 #include "control/qs-control.h"
+#include "qs-dbus-helper1.h"
 
 typedef struct {
     char *password;
@@ -338,6 +340,122 @@ static void test_peer_bound(Fixture *fx, gconstpointer data)
     }
 }
 
+/* GIO errors have no D-Bus names, so GDBus sends them under these; the
+ * interface file documents them and clients may match on them. */
+#define IO_ERROR_NAME "org.gtk.GDBus.UnmappedGError.Quark._g_2dio_2derror_2dquark.Code"
+
+static void assert_remote(GError *error, int code)
+{
+    g_autofree char *name = NULL;
+    g_autofree char *want = g_strdup_printf(IO_ERROR_NAME "%d", code);
+
+    g_assert_nonnull(error);
+    name = g_dbus_error_get_remote_error(error);
+    g_assert_cmpstr(name, ==, want);
+    g_assert_true(g_error_matches(error, G_IO_ERROR, code));
+}
+
+static void test_error_names(Fixture *fx, gconstpointer data)
+{
+    g_autoptr(GError) error = NULL;
+    g_autoptr(GDBusConnection) c = connect_peer(fx, &error);
+    g_autoptr(GVariant) r = NULL;
+    const guint8 cert[20] = { 1 }, key[3] = { 2 };
+
+    (void)data;
+    g_assert_no_error(error);
+    r = call(c, "SetTicket", g_variant_new("(sxb)", "x", (gint64)-5, FALSE),
+             &error);
+    g_assert_null(r);
+    assert_remote(error, G_IO_ERROR_INVALID_ARGUMENT);
+    g_clear_error(&error);
+    r = call(c, "SetCertificates",
+             g_variant_new("(@ay@ay)",
+                 g_variant_new_fixed_array(G_VARIANT_TYPE_BYTE, cert, 20, 1),
+                 g_variant_new_fixed_array(G_VARIANT_TYPE_BYTE, key, 3, 1)),
+             &error);
+    g_assert_null(r);
+    assert_remote(error, G_IO_ERROR_INVALID_DATA);
+    g_clear_error(&error);
+    /* a wrong signature never reaches the helper */
+    r = call(c, "SetTicket", g_variant_new("(sx)", "x", (gint64)0), &error);
+    g_assert_null(r);
+    g_assert_true(g_error_matches(error, G_DBUS_ERROR,
+                                  G_DBUS_ERROR_INVALID_ARGS));
+}
+
+static void assert_args_equal(GDBusArgInfo **a, GDBusArgInfo **b)
+{
+    guint i;
+
+    for (i = 0; a && a[i]; i++) {
+        g_assert_nonnull(b);
+        g_assert_nonnull(b[i]);
+        g_assert_cmpstr(a[i]->signature, ==, b[i]->signature);
+        g_assert_cmpstr(a[i]->name, ==, b[i]->name);
+    }
+    g_assert_true(!b || !b[i]);
+}
+
+static GVariant *introspect(GDBusConnection *c)
+{
+    Wait w = { 0 };
+    gint64 deadline = g_get_monotonic_time() + 5 * G_USEC_PER_SEC;
+
+    g_dbus_connection_call(c, NULL, QS_CONTROL_PATH,
+                           "org.freedesktop.DBus.Introspectable", "Introspect",
+                           NULL, G_VARIANT_TYPE("(s)"), G_DBUS_CALL_FLAGS_NONE,
+                           5000, NULL, on_reply, &w);
+    while (!w.done && g_get_monotonic_time() < deadline) {
+        g_main_context_iteration(NULL, FALSE) || (g_usleep(1000), 0);
+    }
+    g_assert_true(w.done);
+    g_assert_no_error(w.error);
+    return (GVariant *)w.obj;
+}
+
+/* The helper's introspection data is the generated interface, member for
+ * member, under the name and path the launcher calls. */
+static void test_served_from_xml(Fixture *fx, gconstpointer data)
+{
+    GDBusInterfaceInfo *want = (GDBusInterfaceInfo *)
+        qs_dbus_helper1_interface_info();
+    g_autoptr(GError) error = NULL;
+    g_autoptr(GDBusConnection) c = connect_peer(fx, &error);
+    g_autoptr(GVariant) r = NULL;
+    g_autoptr(GDBusNodeInfo) node = NULL;
+    GDBusInterfaceInfo *got;
+    const char *xml;
+    guint i;
+
+    (void)data;
+    g_assert_no_error(error);
+    g_assert_cmpstr(want->name, ==, QS_CONTROL_INTERFACE);
+    r = introspect(c);
+    g_variant_get(r, "(&s)", &xml);
+    node = g_dbus_node_info_new_for_xml(xml, &error);
+    g_assert_no_error(error);
+    got = g_dbus_node_info_lookup_interface(node, QS_CONTROL_INTERFACE);
+    g_assert_nonnull(got);
+    for (i = 0; want->methods[i]; i++) {
+        GDBusMethodInfo *m = g_dbus_interface_info_lookup_method(got,
+            want->methods[i]->name);
+
+        g_assert_nonnull(m);
+        assert_args_equal(want->methods[i]->in_args, m->in_args);
+        assert_args_equal(want->methods[i]->out_args, m->out_args);
+    }
+    g_assert_null(got->methods[i]);
+    for (i = 0; want->signals[i]; i++) {
+        GDBusSignalInfo *s = g_dbus_interface_info_lookup_signal(got,
+            want->signals[i]->name);
+
+        g_assert_nonnull(s);
+        assert_args_equal(want->signals[i]->args, s->args);
+    }
+    g_assert_null(got->signals[i]);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -349,5 +467,9 @@ int main(int argc, char **argv)
                teardown);
     g_test_add("/control/peer-bound", Fixture, NULL, setup, test_peer_bound,
                teardown);
+    g_test_add("/control/error-names", Fixture, NULL, setup,
+               test_error_names, teardown);
+    g_test_add("/control/served-from-xml", Fixture, NULL, setup,
+               test_served_from_xml, teardown);
     return g_test_run();
 }
