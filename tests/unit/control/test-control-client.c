@@ -8,73 +8,8 @@
 #include <unistd.h>
 
 #include "control/qs-control.h"
+#include "control-fake.h"
 #include "qs-launch-control.h"
-
-typedef struct {
-    char *password;
-    gint64 expiry_us;
-    gboolean disconnect;
-    guint clients;
-    char *cert;
-    gsize key_len;
-} Fake;
-
-static gboolean fake_set_ticket(const char *password, gsize len,
-                                gint64 expiry_us, gboolean disconnect,
-                                guint *kept, gpointer data, GError **error)
-{
-    Fake *f = data;
-
-    if (len == 0) {
-        g_set_error(error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA,
-                    "empty password");
-        return FALSE;
-    }
-    g_free(f->password);
-    f->password = g_strndup(password, len);
-    f->expiry_us = expiry_us;
-    f->disconnect = disconnect;
-    *kept = disconnect ? 0 : f->clients;
-    return TRUE;
-}
-
-static gboolean fake_set_certs(const guint8 *cert, gsize cert_len,
-                               const guint8 *key, gsize key_len,
-                               gpointer data, GError **error)
-{
-    Fake *f = data;
-
-    (void)key;
-    if (key_len < 10) {
-        g_set_error(error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA, "bad key");
-        return FALSE;
-    }
-    g_free(f->cert);
-    f->cert = g_strndup((const char *)cert, cert_len);
-    f->key_len = key_len;
-    return TRUE;
-}
-
-static GVariant *fake_clients(gpointer data)
-{
-    Fake *f = data;
-    GVariantBuilder b;
-
-    g_variant_builder_init(&b, G_VARIANT_TYPE("aa{sv}"));
-    for (guint i = 0; i < f->clients; i++) {
-        g_variant_builder_open(&b, G_VARIANT_TYPE_VARDICT);
-        g_variant_builder_add(&b, "{sv}", "address",
-                              g_variant_new_string("127.0.0.1:5000"));
-        g_variant_builder_close(&b);
-    }
-    return g_variant_builder_end(&b);
-}
-
-static const QsControlOps fake_ops = {
-    .set_ticket = fake_set_ticket,
-    .set_certificates = fake_set_certs,
-    .list_clients = fake_clients,
-};
 
 /* The launcher's calls block, so the helper's side runs in a thread with
  * its own context, as it runs in its own process. */
@@ -82,7 +17,7 @@ typedef struct {
     char *dir;
     char *path;
     int fd;
-    Fake fake;
+    ControlFake fake;
     GMainContext *ctx;
     GMainLoop *loop;
     GThread *thread;
@@ -95,7 +30,7 @@ static gpointer serve(gpointer data)
     QsControl *ctl;
 
     g_main_context_push_thread_default(fx->ctx);
-    ctl = qs_control_new(fx->fd, &fake_ops, &fx->fake, &error);
+    ctl = qs_control_new(fx->fd, &control_fake_ops, &fx->fake, &error);
     g_assert_no_error(error);
     g_main_loop_run(fx->loop);
     qs_control_free(ctl);
@@ -131,8 +66,7 @@ static void teardown(Fixture *fx, gconstpointer data)
     g_rmdir(fx->dir);
     g_free(fx->path);
     g_free(fx->dir);
-    g_free(fx->fake.password);
-    g_free(fx->fake.cert);
+    control_fake_clear(&fx->fake);
 }
 
 static void test_set_ticket(Fixture *fx, gconstpointer data)

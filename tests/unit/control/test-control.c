@@ -11,79 +11,13 @@
 #include <unistd.h>
 
 #include "control/qs-control.h"
+#include "control-fake.h"
 #include "qs-dbus-helper1.h"
-
-typedef struct {
-    char *password;
-    gint64 expiry_us;
-    gboolean disconnect;
-    guint clients;
-    gsize cert_len, key_len;
-} Fake;
-
-static gboolean fake_set_ticket(const char *password, gsize len,
-                                gint64 expiry_us, gboolean disconnect,
-                                guint *kept, gpointer data, GError **error)
-{
-    Fake *f = data;
-
-    if (len == 0) {
-        g_set_error(error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
-                    "empty password");
-        return FALSE;
-    }
-    g_free(f->password);
-    f->password = g_strndup(password, len);
-    f->expiry_us = expiry_us;
-    f->disconnect = disconnect;
-    if (disconnect) {
-        f->clients = 0;
-    }
-    *kept = f->clients;
-    return TRUE;
-}
-
-static gboolean fake_set_certs(const guint8 *cert, gsize cert_len,
-                               const guint8 *key, gsize key_len,
-                               gpointer data, GError **error)
-{
-    Fake *f = data;
-
-    (void)cert, (void)key;
-    if (key_len < 10) {
-        g_set_error(error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA, "bad key");
-        return FALSE;
-    }
-    f->cert_len = cert_len;
-    f->key_len = key_len;
-    return TRUE;
-}
-
-static GVariant *fake_clients(gpointer data)
-{
-    Fake *f = data;
-    GVariantBuilder b;
-
-    g_variant_builder_init(&b, G_VARIANT_TYPE("aa{sv}"));
-    for (guint i = 0; i < f->clients; i++) {
-        g_variant_builder_open(&b, G_VARIANT_TYPE_VARDICT);
-        g_variant_builder_add(&b, "{sv}", "address",
-                              g_variant_new_string("127.0.0.1:5000"));
-        g_variant_builder_close(&b);
-    }
-    return g_variant_builder_end(&b);
-}
-
-static const QsControlOps fake_ops = {
-    .set_ticket = fake_set_ticket,
-    .set_certificates = fake_set_certs,
-    .list_clients = fake_clients,
-};
 
 typedef struct {
     char *dir;
     char *path;
-    Fake fake;
+    ControlFake fake;
     QsControl *ctl;
 } Fixture;
 
@@ -108,7 +42,8 @@ static void setup(Fixture *fx, gconstpointer data)
     fx->dir = g_dir_make_tmp("qs-control-XXXXXX", &error);
     g_assert_no_error(error);
     fx->path = g_build_filename(fx->dir, "ctl", NULL);
-    fx->ctl = qs_control_new(bind_at(fx->path), &fake_ops, &fx->fake, &error);
+    fx->ctl = qs_control_new(bind_at(fx->path), &control_fake_ops, &fx->fake,
+                             &error);
     g_assert_no_error(error);
     g_assert_nonnull(fx->ctl);
 }
@@ -121,7 +56,7 @@ static void teardown(Fixture *fx, gconstpointer data)
     g_rmdir(fx->dir);
     g_free(fx->path);
     g_free(fx->dir);
-    g_free(fx->fake.password);
+    control_fake_clear(&fx->fake);
 }
 
 /* The server runs in this thread's context: every client step spins it. */
@@ -170,13 +105,14 @@ static void on_reply(GObject *src, GAsyncResult *res, gpointer data)
 }
 
 /* Returns the reply (a GVariant, cast) or NULL with *error set. */
-static GVariant *call(GDBusConnection *c, const char *method, GVariant *args,
-                      GError **error)
+static GVariant *call_iface(GDBusConnection *c, const char *iface,
+                            const char *method, GVariant *args,
+                            GError **error)
 {
     Wait w = { 0 };
     gint64 deadline = g_get_monotonic_time() + 5 * G_USEC_PER_SEC;
 
-    g_dbus_connection_call(c, NULL, QS_CONTROL_PATH, QS_CONTROL_INTERFACE,
+    g_dbus_connection_call(c, NULL, QS_CONTROL_PATH, iface,
                            method, args, NULL, G_DBUS_CALL_FLAGS_NONE, 5000,
                            NULL, on_reply, &w);
     while (!w.done && g_get_monotonic_time() < deadline) {
@@ -187,6 +123,25 @@ static GVariant *call(GDBusConnection *c, const char *method, GVariant *args,
         g_propagate_error(error, w.error);
     }
     return (GVariant *)w.obj;
+}
+
+static GVariant *call(GDBusConnection *c, const char *method, GVariant *args,
+                      GError **error)
+{
+    return call_iface(c, QS_CONTROL_INTERFACE, method, args, error);
+}
+
+static GVariant *set_certificates(GDBusConnection *c, const guint8 *cert,
+                                  gsize cert_len, const guint8 *key,
+                                  gsize key_len, GError **error)
+{
+    return call(c, "SetCertificates",
+                g_variant_new("(@ay@ay)",
+                    g_variant_new_fixed_array(G_VARIANT_TYPE_BYTE, cert,
+                                              cert_len, 1),
+                    g_variant_new_fixed_array(G_VARIANT_TYPE_BYTE, key,
+                                              key_len, 1)),
+                error);
 }
 
 static void test_set_ticket(Fixture *fx, gconstpointer data)
@@ -242,20 +197,12 @@ static void test_certificates_and_status(Fixture *fx, gconstpointer data)
 
     (void)data;
     g_assert_no_error(error);
-    r = call(c, "SetCertificates",
-             g_variant_new("(@ay@ay)",
-                 g_variant_new_fixed_array(G_VARIANT_TYPE_BYTE, cert, 20, 1),
-                 g_variant_new_fixed_array(G_VARIANT_TYPE_BYTE, key, 12, 1)),
-             &error);
+    r = set_certificates(c, cert, 20, key, 12, &error);
     g_assert_no_error(error);
     g_assert_cmpuint(fx->fake.cert_len, ==, 20);
     g_assert_cmpuint(fx->fake.key_len, ==, 12);
     g_clear_pointer(&r, g_variant_unref);
-    r = call(c, "SetCertificates",
-             g_variant_new("(@ay@ay)",
-                 g_variant_new_fixed_array(G_VARIANT_TYPE_BYTE, cert, 20, 1),
-                 g_variant_new_fixed_array(G_VARIANT_TYPE_BYTE, key, 3, 1)),
-             &error);
+    r = set_certificates(c, cert, 20, key, 3, &error);
     g_assert_null(r);
     g_assert_true(error && strstr(error->message, "bad key"));
     g_clear_error(&error);
@@ -369,11 +316,7 @@ static void test_error_names(Fixture *fx, gconstpointer data)
     g_assert_null(r);
     assert_remote(error, G_IO_ERROR_INVALID_ARGUMENT);
     g_clear_error(&error);
-    r = call(c, "SetCertificates",
-             g_variant_new("(@ay@ay)",
-                 g_variant_new_fixed_array(G_VARIANT_TYPE_BYTE, cert, 20, 1),
-                 g_variant_new_fixed_array(G_VARIANT_TYPE_BYTE, key, 3, 1)),
-             &error);
+    r = set_certificates(c, cert, 20, key, 3, &error);
     g_assert_null(r);
     assert_remote(error, G_IO_ERROR_INVALID_DATA);
     g_clear_error(&error);
@@ -397,23 +340,6 @@ static void assert_args_equal(GDBusArgInfo **a, GDBusArgInfo **b)
     g_assert_true(!b || !b[i]);
 }
 
-static GVariant *introspect(GDBusConnection *c)
-{
-    Wait w = { 0 };
-    gint64 deadline = g_get_monotonic_time() + 5 * G_USEC_PER_SEC;
-
-    g_dbus_connection_call(c, NULL, QS_CONTROL_PATH,
-                           "org.freedesktop.DBus.Introspectable", "Introspect",
-                           NULL, G_VARIANT_TYPE("(s)"), G_DBUS_CALL_FLAGS_NONE,
-                           5000, NULL, on_reply, &w);
-    while (!w.done && g_get_monotonic_time() < deadline) {
-        g_main_context_iteration(NULL, FALSE) || (g_usleep(1000), 0);
-    }
-    g_assert_true(w.done);
-    g_assert_no_error(w.error);
-    return (GVariant *)w.obj;
-}
-
 /* The helper's introspection data is the generated interface, member for
  * member, under the name and path the launcher calls. */
 static void test_served_from_xml(Fixture *fx, gconstpointer data)
@@ -431,7 +357,9 @@ static void test_served_from_xml(Fixture *fx, gconstpointer data)
     (void)data;
     g_assert_no_error(error);
     g_assert_cmpstr(want->name, ==, QS_CONTROL_INTERFACE);
-    r = introspect(c);
+    r = call_iface(c, "org.freedesktop.DBus.Introspectable", "Introspect",
+                   NULL, &error);
+    g_assert_no_error(error);
     g_variant_get(r, "(&s)", &xml);
     node = g_dbus_node_info_new_for_xml(xml, &error);
     g_assert_no_error(error);
