@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The launcher's side of the helper's control surface: bind its socket,
- * connect to it with a deadline, call it. */
+ * connect to it with a deadline, call it through the proxy generated from
+ * the interface's XML (helper/control/org.qemuspice.Helper1.xml). */
 #include "qs-launch-control.h"
 
 #include <errno.h>
@@ -10,7 +11,8 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#define CONTROL_IFACE "org.qemuspice.Helper1"
+#include "qs-dbus-helper1.h"
+
 #define CONTROL_PATH "/org/qemuspice/Helper1"
 #define PEM_MAX (256 * 1024)
 
@@ -101,36 +103,45 @@ GDBusConnection *qs_control_connect(const char *path, GError **error)
     return c.conn;
 }
 
-static GVariant *call(GDBusConnection *conn, const char *method,
-                      GVariant *args, const char *reply, GError **error)
+/* A local object: with no bus name, no properties to load and no signals
+ * to follow, making it sends nothing. */
+static QsDBusHelper1 *helper1(GDBusConnection *conn, GError **error)
 {
-    GVariant *r = g_dbus_connection_call_sync(conn, NULL, CONTROL_PATH,
-                                              CONTROL_IFACE, method, args,
-                                              G_VARIANT_TYPE(reply),
-                                              G_DBUS_CALL_FLAGS_NONE,
-                                              QS_CONTROL_TIMEOUT_MS, NULL,
-                                              error);
+    QsDBusHelper1 *proxy = qs_dbus_helper1_proxy_new_sync(conn,
+        G_DBUS_PROXY_FLAGS_DO_NOT_LOAD_PROPERTIES |
+        G_DBUS_PROXY_FLAGS_DO_NOT_CONNECT_SIGNALS |
+        G_DBUS_PROXY_FLAGS_DO_NOT_AUTO_START,
+        NULL, CONTROL_PATH, NULL, error);
 
-    if (!r && error && *error) {
+    if (proxy) {
+        g_dbus_proxy_set_default_timeout(G_DBUS_PROXY(proxy),
+                                         QS_CONTROL_TIMEOUT_MS);
+    }
+    return proxy;
+}
+
+/* The helper's message, named by the method that failed. */
+static gboolean failed(const char *method, GError **error)
+{
+    if (error && *error) {
         g_dbus_error_strip_remote_error(*error);
         g_prefix_error(error, "%s: ", method);
     }
-    return r;
+    return FALSE;
 }
 
 gboolean qs_control_set_ticket(GDBusConnection *conn, const char *password,
                                gint64 expiry, gboolean disconnect,
                                guint *kept, GError **error)
 {
-    g_autoptr(GVariant) r = call(conn, "SetTicket",
-                                 g_variant_new("(sxb)", password, expiry,
-                                               disconnect),
-                                 "(u)", error);
+    g_autoptr(QsDBusHelper1) proxy = helper1(conn, error);
 
-    if (!r) {
-        return FALSE;
+    if (!proxy ||
+        !qs_dbus_helper1_call_set_ticket_sync(proxy, password, expiry,
+                                              disconnect, kept, NULL,
+                                              error)) {
+        return failed("SetTicket", error);
     }
-    g_variant_get(r, "(u)", kept);
     return TRUE;
 }
 
@@ -175,9 +186,9 @@ static GVariant *pem_bytes(const char *dir, const char *name, GError **error)
 gboolean qs_control_set_certificates(GDBusConnection *conn, const char *dir,
                                      GError **error)
 {
-    GVariant *cert = pem_bytes(dir, "server-cert.pem", error);
+    g_autoptr(QsDBusHelper1) proxy = helper1(conn, error);
+    GVariant *cert = proxy ? pem_bytes(dir, "server-cert.pem", error) : NULL;
     GVariant *key = cert ? pem_bytes(dir, "server-key.pem", error) : NULL;
-    g_autoptr(GVariant) r = NULL;
 
     if (!key) {
         if (cert) {
@@ -185,14 +196,23 @@ gboolean qs_control_set_certificates(GDBusConnection *conn, const char *dir,
         }
         return FALSE;
     }
-    r = call(conn, "SetCertificates", g_variant_new("(@ay@ay)", cert, key),
-             "()", error);
-    return r != NULL;
+    /* The call takes the floating cert and key (and so wipes them). */
+    if (!qs_dbus_helper1_call_set_certificates_sync(proxy, cert, key, NULL,
+                                                    error)) {
+        return failed("SetCertificates", error);
+    }
+    return TRUE;
 }
 
 GVariant *qs_control_get_status(GDBusConnection *conn, GError **error)
 {
-    g_autoptr(GVariant) r = call(conn, "GetStatus", NULL, "(a{sv})", error);
+    g_autoptr(QsDBusHelper1) proxy = helper1(conn, error);
+    GVariant *status = NULL;
 
-    return r ? g_variant_get_child_value(r, 0) : NULL;
+    if (!proxy ||
+        !qs_dbus_helper1_call_get_status_sync(proxy, &status, NULL, error)) {
+        failed("GetStatus", error);
+        return NULL;
+    }
+    return status;
 }

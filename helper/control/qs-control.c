@@ -1,41 +1,24 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The helper's control surface: org.qemuspice.Helper1 served to the launcher
- * on connections accepted from a socket it bound and passed in. */
+ * on connections accepted from a socket it bound and passed in. The
+ * interface is the skeleton generated from org.qemuspice.Helper1.xml, one
+ * object exported on every peer's connection, its handlers set in the
+ * generated interface's vtable so the compiler checks their types. */
 #include "control/qs-control.h"
 
 #include <gio/gio.h>
 #include <string.h>
 #include <unistd.h>
 
-#define LEAVING_FLUSH_US (200 * 1000)
+#include "qs-dbus-helper1.h"
 
-static const char introspection_xml[] =
-    "<node>"
-    " <interface name='" QS_CONTROL_INTERFACE "'>"
-    "  <method name='SetTicket'>"
-    "   <arg direction='in' type='s' name='password'/>"
-    "   <arg direction='in' type='x' name='expiry'/>"
-    "   <arg direction='in' type='b' name='disconnect'/>"
-    "   <arg direction='out' type='u' name='kept'/>"
-    "  </method>"
-    "  <method name='SetCertificates'>"
-    "   <arg direction='in' type='ay' name='cert_pem'/>"
-    "   <arg direction='in' type='ay' name='key_pem'/>"
-    "  </method>"
-    "  <method name='GetStatus'>"
-    "   <arg direction='out' type='a{sv}' name='status'/>"
-    "  </method>"
-    "  <signal name='Leaving'>"
-    "   <arg type='s' name='reason'/>"
-    "  </signal>"
-    " </interface>"
-    "</node>";
+#define LEAVING_FLUSH_US (200 * 1000)
 
 struct QsControl {
     const QsControlOps *ops;
     gpointer data;
     GSocketService *service;
-    GDBusNodeInfo *node;
+    QsDBusHelper1 *iface;       /* a QsControlObject, exported on every peer */
     GDBusAuthObserver *observer;
     char *guid;
     GPtrArray *peers;           /* GDBusConnection, authenticated */
@@ -45,6 +28,32 @@ struct QsControl {
     GCancellable *cancel;
     gint64 started_us;
 };
+
+/* The generated skeleton with our handlers in its interface vtable. */
+G_DECLARE_FINAL_TYPE(QsControlObject, qs_control_object, QS, CONTROL_OBJECT,
+                     QsDBusHelper1Skeleton)
+
+struct _QsControlObject {
+    QsDBusHelper1Skeleton parent;
+    QsControl *ctl;
+};
+
+static void qs_control_object_iface_init(QsDBusHelper1Iface *iface);
+
+G_DEFINE_TYPE_WITH_CODE(QsControlObject, qs_control_object,
+                        QS_DBUS_TYPE_HELPER1_SKELETON,
+                        G_IMPLEMENT_INTERFACE(QS_DBUS_TYPE_HELPER1,
+                                              qs_control_object_iface_init))
+
+static void qs_control_object_class_init(QsControlObjectClass *klass)
+{
+    (void)klass;
+}
+
+static void qs_control_object_init(QsControlObject *obj)
+{
+    (void)obj;
+}
 
 /* Root (the launcher) or whoever we run as now: the helper may have changed
  * uid since the peer connected, so this is asked at accept and again when
@@ -71,71 +80,78 @@ static gboolean on_authorize_peer(GDBusAuthObserver *observer,
     return creds && uid_allowed(g_credentials_get_unix_user(creds, NULL));
 }
 
-static void method_call(GDBusConnection *conn, const char *sender,
-                        const char *path, const char *iface,
-                        const char *method, GVariant *params,
-                        GDBusMethodInvocation *inv, gpointer data)
+static gboolean on_set_ticket(QsDBusHelper1 *iface,
+                              GDBusMethodInvocation *inv,
+                              const char *password, gint64 expiry,
+                              gboolean disconnect)
 {
-    QsControl *ctl = data;
+    QsControl *ctl = QS_CONTROL_OBJECT(iface)->ctl;
     g_autoptr(GError) error = NULL;
+    guint kept = 0;
 
-    (void)conn, (void)sender, (void)path, (void)iface;
-    if (strcmp(method, "SetTicket") == 0) {
-        const char *password;
-        gint64 expiry;
-        gboolean disconnect;
-        guint kept = 0;
-
-        g_variant_get(params, "(&sxb)", &password, &expiry, &disconnect);
-        if (expiry < 0 || expiry > G_MAXINT64 / G_USEC_PER_SEC) {
-            g_dbus_method_invocation_return_error(inv, G_IO_ERROR,
-                G_IO_ERROR_INVALID_ARGUMENT,
-                "expiry must be 0 (never) or seconds since the epoch");
-            return;
-        }
-        if (!ctl->ops->set_ticket(password, strlen(password),
-                                  expiry * G_USEC_PER_SEC, disconnect, &kept,
-                                  ctl->data, &error)) {
-            g_dbus_method_invocation_return_gerror(inv, error);
-            return;
-        }
-        g_dbus_method_invocation_return_value(inv, g_variant_new("(u)", kept));
-    } else if (strcmp(method, "SetCertificates") == 0) {
-        g_autoptr(GVariant) cert = NULL;
-        g_autoptr(GVariant) key = NULL;
-        gsize cert_len, key_len;
-        const guint8 *c, *k;
-
-        g_variant_get(params, "(@ay@ay)", &cert, &key);
-        c = g_variant_get_fixed_array(cert, &cert_len, 1);
-        k = g_variant_get_fixed_array(key, &key_len, 1);
-        if (!ctl->ops->set_certificates(c, cert_len, k, key_len, ctl->data,
-                                        &error)) {
-            g_dbus_method_invocation_return_gerror(inv, error);
-            return;
-        }
-        g_dbus_method_invocation_return_value(inv, NULL);
-    } else if (strcmp(method, "GetStatus") == 0) {
-        GVariantBuilder b;
-
-        g_variant_builder_init(&b, G_VARIANT_TYPE_VARDICT);
-        g_variant_builder_add(&b, "{sv}", "version",
-                              g_variant_new_string(QS_VERSION));
-        g_variant_builder_add(&b, "{sv}", "pid",
-                              g_variant_new_uint32((guint32)getpid()));
-        g_variant_builder_add(&b, "{sv}", "started",
-            g_variant_new_int64(ctl->started_us / G_USEC_PER_SEC));
-        g_variant_builder_add(&b, "{sv}", "clients",
-                              ctl->ops->list_clients(ctl->data));
-        g_dbus_method_invocation_return_value(inv,
-                                              g_variant_new("(a{sv})", &b));
-    } else {
-        g_dbus_method_invocation_return_error(inv, G_DBUS_ERROR,
-            G_DBUS_ERROR_UNKNOWN_METHOD, "no method %s", method);
+    /* The ticket's expiry is kept in microseconds. */
+    if (expiry < 0 || expiry > G_MAXINT64 / G_USEC_PER_SEC) {
+        g_dbus_method_invocation_return_error(inv, G_IO_ERROR,
+            G_IO_ERROR_INVALID_ARGUMENT,
+            "expiry must be 0 (never) or seconds since the epoch");
+        return G_DBUS_METHOD_INVOCATION_HANDLED;
     }
+    if (!ctl->ops->set_ticket(password, strlen(password),
+                              expiry * G_USEC_PER_SEC, disconnect, &kept,
+                              ctl->data, &error)) {
+        g_dbus_method_invocation_return_gerror(inv, error);
+        return G_DBUS_METHOD_INVOCATION_HANDLED;
+    }
+    qs_dbus_helper1_complete_set_ticket(iface, inv, kept);
+    return G_DBUS_METHOD_INVOCATION_HANDLED;
 }
 
-static const GDBusInterfaceVTable vtable = { .method_call = method_call };
+static gboolean on_set_certificates(QsDBusHelper1 *iface,
+                                    GDBusMethodInvocation *inv,
+                                    GVariant *cert, GVariant *key)
+{
+    QsControl *ctl = QS_CONTROL_OBJECT(iface)->ctl;
+    g_autoptr(GError) error = NULL;
+    gsize cert_len, key_len;
+    const guint8 *c = g_variant_get_fixed_array(cert, &cert_len, 1);
+    const guint8 *k = g_variant_get_fixed_array(key, &key_len, 1);
+
+    if (!ctl->ops->set_certificates(c, cert_len, k, key_len, ctl->data,
+                                    &error)) {
+        g_dbus_method_invocation_return_gerror(inv, error);
+        return G_DBUS_METHOD_INVOCATION_HANDLED;
+    }
+    qs_dbus_helper1_complete_set_certificates(iface, inv);
+    return G_DBUS_METHOD_INVOCATION_HANDLED;
+}
+
+static gboolean on_get_status(QsDBusHelper1 *iface,
+                              GDBusMethodInvocation *inv)
+{
+    QsControl *ctl = QS_CONTROL_OBJECT(iface)->ctl;
+    GVariantBuilder b;
+
+    g_variant_builder_init(&b, G_VARIANT_TYPE_VARDICT);
+    g_variant_builder_add(&b, "{sv}", "version",
+                          g_variant_new_string(QS_VERSION));
+    g_variant_builder_add(&b, "{sv}", "pid",
+                          g_variant_new_uint32((guint32)getpid()));
+    g_variant_builder_add(&b, "{sv}", "started",
+                          g_variant_new_int64(ctl->started_us /
+                                              G_USEC_PER_SEC));
+    g_variant_builder_add(&b, "{sv}", "clients",
+                          ctl->ops->list_clients(ctl->data));
+    qs_dbus_helper1_complete_get_status(iface, inv,
+                                        g_variant_builder_end(&b));
+    return G_DBUS_METHOD_INVOCATION_HANDLED;
+}
+
+static void qs_control_object_iface_init(QsDBusHelper1Iface *iface)
+{
+    iface->handle_set_ticket = on_set_ticket;
+    iface->handle_set_certificates = on_set_certificates;
+    iface->handle_get_status = on_get_status;
+}
 
 static void on_peer_closed(GDBusConnection *conn, gboolean remote,
                            GError *error, gpointer data)
@@ -143,6 +159,8 @@ static void on_peer_closed(GDBusConnection *conn, gboolean remote,
     QsControl *ctl = data;
 
     (void)remote, (void)error;
+    g_dbus_interface_skeleton_unexport_from_connection(
+        G_DBUS_INTERFACE_SKELETON(ctl->iface), conn);
     g_ptr_array_remove(ctl->peers, conn);
 }
 
@@ -166,9 +184,9 @@ static void on_peer_ready(GObject *source, GAsyncResult *res, gpointer data)
                   error->message);
         return;
     }
-    if (!g_dbus_connection_register_object(conn, QS_CONTROL_PATH,
-                                           ctl->node->interfaces[0], &vtable,
-                                           ctl, NULL, &error)) {
+    if (!g_dbus_interface_skeleton_export(
+            G_DBUS_INTERFACE_SKELETON(ctl->iface), conn, QS_CONTROL_PATH,
+            &error)) {
         g_warning("control: %s", error->message);
         g_dbus_connection_close(conn, NULL, NULL, NULL);
         return;
@@ -221,10 +239,8 @@ QsControl *qs_control_new(int listen_fd, const QsControlOps *ops,
     ctl->guid = g_dbus_generate_guid();
     ctl->cancel = g_cancellable_new();
     g_object_set_data(G_OBJECT(ctl->cancel), "ctl", ctl);
-    ctl->node = g_dbus_node_info_new_for_xml(introspection_xml, error);
-    if (!ctl->node) {
-        return NULL;
-    }
+    ctl->iface = g_object_new(qs_control_object_get_type(), NULL);
+    QS_CONTROL_OBJECT(ctl->iface)->ctl = ctl;
     sock = g_socket_new_from_fd(listen_fd, error);
     if (!sock) {
         g_prefix_error(error, "--control-fd %d: ", listen_fd);
@@ -270,16 +286,14 @@ void qs_control_leaving(QsControl *ctl, const char *reason)
     gint64 deadline = g_get_monotonic_time() + LEAVING_FLUSH_US;
     Flushes *f = g_rc_box_new0(Flushes);
 
+    /* Queued on every connection the skeleton is exported on, that is
+     * every peer; the flushes below push it out. */
+    qs_dbus_helper1_emit_leaving(ctl->iface, reason);
     for (guint i = 0; i < ctl->peers->len; i++) {
         GDBusConnection *c = ctl->peers->pdata[i];
 
-        if (g_dbus_connection_emit_signal(c, NULL, QS_CONTROL_PATH,
-                                          QS_CONTROL_INTERFACE, "Leaving",
-                                          g_variant_new("(s)", reason),
-                                          NULL)) {
-            f->left++;
-            g_dbus_connection_flush(c, NULL, on_flushed, g_rc_box_acquire(f));
-        }
+        f->left++;
+        g_dbus_connection_flush(c, NULL, on_flushed, g_rc_box_acquire(f));
     }
     /* A peer that does not read gets no more than the deadline. */
     while (f->left > 0 && g_get_monotonic_time() < deadline) {
@@ -305,7 +319,13 @@ void qs_control_free(QsControl *ctl)
         GDBusConnection *c = ctl->peers->pdata[i];
 
         g_signal_handlers_disconnect_by_data(c, ctl);
+        g_dbus_interface_skeleton_unexport_from_connection(
+            G_DBUS_INTERFACE_SKELETON(ctl->iface), c);
         g_dbus_connection_close(c, NULL, NULL, NULL);
+    }
+    if (ctl->iface) {
+        QS_CONTROL_OBJECT(ctl->iface)->ctl = NULL;
+        g_clear_object(&ctl->iface);
     }
     g_clear_pointer(&ctl->peers, g_ptr_array_unref);
     if (ctl->cancel) {
@@ -314,7 +334,6 @@ void qs_control_free(QsControl *ctl)
         g_object_unref(ctl->cancel);
     }
     g_clear_object(&ctl->observer);
-    g_clear_pointer(&ctl->node, g_dbus_node_info_unref);
     g_free(ctl->guid);
     g_free(ctl);
 }

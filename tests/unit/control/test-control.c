@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* QsControl against a real GDBus client in this process: calls reach the
- * ops, their errors reach the caller, Leaving reaches peers, peers are
- * bounded. */
+ * ops, their errors reach the caller under the names the interface file
+ * documents, Leaving reaches peers, peers are bounded, and what is served is
+ * the interface generated from org.qemuspice.Helper1.xml. */
 #include <glib/gstdio.h>
 #include <gio/gio.h>
 #include <string.h>
@@ -10,78 +11,13 @@
 #include <unistd.h>
 
 #include "control/qs-control.h"
-
-typedef struct {
-    char *password;
-    gint64 expiry_us;
-    gboolean disconnect;
-    guint clients;
-    gsize cert_len, key_len;
-} Fake;
-
-static gboolean fake_set_ticket(const char *password, gsize len,
-                                gint64 expiry_us, gboolean disconnect,
-                                guint *kept, gpointer data, GError **error)
-{
-    Fake *f = data;
-
-    if (len == 0) {
-        g_set_error(error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
-                    "empty password");
-        return FALSE;
-    }
-    g_free(f->password);
-    f->password = g_strndup(password, len);
-    f->expiry_us = expiry_us;
-    f->disconnect = disconnect;
-    if (disconnect) {
-        f->clients = 0;
-    }
-    *kept = f->clients;
-    return TRUE;
-}
-
-static gboolean fake_set_certs(const guint8 *cert, gsize cert_len,
-                               const guint8 *key, gsize key_len,
-                               gpointer data, GError **error)
-{
-    Fake *f = data;
-
-    (void)cert, (void)key;
-    if (key_len < 10) {
-        g_set_error(error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA, "bad key");
-        return FALSE;
-    }
-    f->cert_len = cert_len;
-    f->key_len = key_len;
-    return TRUE;
-}
-
-static GVariant *fake_clients(gpointer data)
-{
-    Fake *f = data;
-    GVariantBuilder b;
-
-    g_variant_builder_init(&b, G_VARIANT_TYPE("aa{sv}"));
-    for (guint i = 0; i < f->clients; i++) {
-        g_variant_builder_open(&b, G_VARIANT_TYPE_VARDICT);
-        g_variant_builder_add(&b, "{sv}", "address",
-                              g_variant_new_string("127.0.0.1:5000"));
-        g_variant_builder_close(&b);
-    }
-    return g_variant_builder_end(&b);
-}
-
-static const QsControlOps fake_ops = {
-    .set_ticket = fake_set_ticket,
-    .set_certificates = fake_set_certs,
-    .list_clients = fake_clients,
-};
+#include "control-fake.h"
+#include "qs-dbus-helper1.h"
 
 typedef struct {
     char *dir;
     char *path;
-    Fake fake;
+    ControlFake fake;
     QsControl *ctl;
 } Fixture;
 
@@ -106,7 +42,8 @@ static void setup(Fixture *fx, gconstpointer data)
     fx->dir = g_dir_make_tmp("qs-control-XXXXXX", &error);
     g_assert_no_error(error);
     fx->path = g_build_filename(fx->dir, "ctl", NULL);
-    fx->ctl = qs_control_new(bind_at(fx->path), &fake_ops, &fx->fake, &error);
+    fx->ctl = qs_control_new(bind_at(fx->path), &control_fake_ops, &fx->fake,
+                             &error);
     g_assert_no_error(error);
     g_assert_nonnull(fx->ctl);
 }
@@ -119,7 +56,7 @@ static void teardown(Fixture *fx, gconstpointer data)
     g_rmdir(fx->dir);
     g_free(fx->path);
     g_free(fx->dir);
-    g_free(fx->fake.password);
+    control_fake_clear(&fx->fake);
 }
 
 /* The server runs in this thread's context: every client step spins it. */
@@ -168,13 +105,14 @@ static void on_reply(GObject *src, GAsyncResult *res, gpointer data)
 }
 
 /* Returns the reply (a GVariant, cast) or NULL with *error set. */
-static GVariant *call(GDBusConnection *c, const char *method, GVariant *args,
-                      GError **error)
+static GVariant *call_iface(GDBusConnection *c, const char *iface,
+                            const char *method, GVariant *args,
+                            GError **error)
 {
     Wait w = { 0 };
     gint64 deadline = g_get_monotonic_time() + 5 * G_USEC_PER_SEC;
 
-    g_dbus_connection_call(c, NULL, QS_CONTROL_PATH, QS_CONTROL_INTERFACE,
+    g_dbus_connection_call(c, NULL, QS_CONTROL_PATH, iface,
                            method, args, NULL, G_DBUS_CALL_FLAGS_NONE, 5000,
                            NULL, on_reply, &w);
     while (!w.done && g_get_monotonic_time() < deadline) {
@@ -185,6 +123,25 @@ static GVariant *call(GDBusConnection *c, const char *method, GVariant *args,
         g_propagate_error(error, w.error);
     }
     return (GVariant *)w.obj;
+}
+
+static GVariant *call(GDBusConnection *c, const char *method, GVariant *args,
+                      GError **error)
+{
+    return call_iface(c, QS_CONTROL_INTERFACE, method, args, error);
+}
+
+static GVariant *set_certificates(GDBusConnection *c, const guint8 *cert,
+                                  gsize cert_len, const guint8 *key,
+                                  gsize key_len, GError **error)
+{
+    return call(c, "SetCertificates",
+                g_variant_new("(@ay@ay)",
+                    g_variant_new_fixed_array(G_VARIANT_TYPE_BYTE, cert,
+                                              cert_len, 1),
+                    g_variant_new_fixed_array(G_VARIANT_TYPE_BYTE, key,
+                                              key_len, 1)),
+                error);
 }
 
 static void test_set_ticket(Fixture *fx, gconstpointer data)
@@ -240,20 +197,12 @@ static void test_certificates_and_status(Fixture *fx, gconstpointer data)
 
     (void)data;
     g_assert_no_error(error);
-    r = call(c, "SetCertificates",
-             g_variant_new("(@ay@ay)",
-                 g_variant_new_fixed_array(G_VARIANT_TYPE_BYTE, cert, 20, 1),
-                 g_variant_new_fixed_array(G_VARIANT_TYPE_BYTE, key, 12, 1)),
-             &error);
+    r = set_certificates(c, cert, 20, key, 12, &error);
     g_assert_no_error(error);
     g_assert_cmpuint(fx->fake.cert_len, ==, 20);
     g_assert_cmpuint(fx->fake.key_len, ==, 12);
     g_clear_pointer(&r, g_variant_unref);
-    r = call(c, "SetCertificates",
-             g_variant_new("(@ay@ay)",
-                 g_variant_new_fixed_array(G_VARIANT_TYPE_BYTE, cert, 20, 1),
-                 g_variant_new_fixed_array(G_VARIANT_TYPE_BYTE, key, 3, 1)),
-             &error);
+    r = set_certificates(c, cert, 20, key, 3, &error);
     g_assert_null(r);
     g_assert_true(error && strstr(error->message, "bad key"));
     g_clear_error(&error);
@@ -338,6 +287,103 @@ static void test_peer_bound(Fixture *fx, gconstpointer data)
     }
 }
 
+/* GIO errors have no D-Bus names, so GDBus sends them under these; the
+ * interface file documents them and clients may match on them. */
+#define IO_ERROR_NAME "org.gtk.GDBus.UnmappedGError.Quark._g_2dio_2derror_2dquark.Code"
+
+static void assert_remote(GError *error, int code)
+{
+    g_autofree char *name = NULL;
+    g_autofree char *want = g_strdup_printf(IO_ERROR_NAME "%d", code);
+
+    g_assert_nonnull(error);
+    name = g_dbus_error_get_remote_error(error);
+    g_assert_cmpstr(name, ==, want);
+    g_assert_true(g_error_matches(error, G_IO_ERROR, code));
+}
+
+static void test_error_names(Fixture *fx, gconstpointer data)
+{
+    g_autoptr(GError) error = NULL;
+    g_autoptr(GDBusConnection) c = connect_peer(fx, &error);
+    g_autoptr(GVariant) r = NULL;
+    const guint8 cert[20] = { 1 }, key[3] = { 2 };
+
+    (void)data;
+    g_assert_no_error(error);
+    r = call(c, "SetTicket", g_variant_new("(sxb)", "x", (gint64)-5, FALSE),
+             &error);
+    g_assert_null(r);
+    assert_remote(error, G_IO_ERROR_INVALID_ARGUMENT);
+    g_clear_error(&error);
+    r = set_certificates(c, cert, 20, key, 3, &error);
+    g_assert_null(r);
+    assert_remote(error, G_IO_ERROR_INVALID_DATA);
+    g_clear_error(&error);
+    /* a wrong signature never reaches the helper */
+    r = call(c, "SetTicket", g_variant_new("(sx)", "x", (gint64)0), &error);
+    g_assert_null(r);
+    g_assert_true(g_error_matches(error, G_DBUS_ERROR,
+                                  G_DBUS_ERROR_INVALID_ARGS));
+}
+
+static void assert_args_equal(GDBusArgInfo **a, GDBusArgInfo **b)
+{
+    guint i;
+
+    for (i = 0; a && a[i]; i++) {
+        g_assert_nonnull(b);
+        g_assert_nonnull(b[i]);
+        g_assert_cmpstr(a[i]->signature, ==, b[i]->signature);
+        g_assert_cmpstr(a[i]->name, ==, b[i]->name);
+    }
+    g_assert_true(!b || !b[i]);
+}
+
+/* The helper's introspection data is the generated interface, member for
+ * member, under the name and path the launcher calls. */
+static void test_served_from_xml(Fixture *fx, gconstpointer data)
+{
+    GDBusInterfaceInfo *want = (GDBusInterfaceInfo *)
+        qs_dbus_helper1_interface_info();
+    g_autoptr(GError) error = NULL;
+    g_autoptr(GDBusConnection) c = connect_peer(fx, &error);
+    g_autoptr(GVariant) r = NULL;
+    g_autoptr(GDBusNodeInfo) node = NULL;
+    GDBusInterfaceInfo *got;
+    const char *xml;
+    guint i;
+
+    (void)data;
+    g_assert_no_error(error);
+    g_assert_cmpstr(want->name, ==, QS_CONTROL_INTERFACE);
+    r = call_iface(c, "org.freedesktop.DBus.Introspectable", "Introspect",
+                   NULL, &error);
+    g_assert_no_error(error);
+    g_variant_get(r, "(&s)", &xml);
+    node = g_dbus_node_info_new_for_xml(xml, &error);
+    g_assert_no_error(error);
+    got = g_dbus_node_info_lookup_interface(node, QS_CONTROL_INTERFACE);
+    g_assert_nonnull(got);
+    for (i = 0; want->methods[i]; i++) {
+        GDBusMethodInfo *m = g_dbus_interface_info_lookup_method(got,
+            want->methods[i]->name);
+
+        g_assert_nonnull(m);
+        assert_args_equal(want->methods[i]->in_args, m->in_args);
+        assert_args_equal(want->methods[i]->out_args, m->out_args);
+    }
+    g_assert_null(got->methods[i]);
+    for (i = 0; want->signals[i]; i++) {
+        GDBusSignalInfo *s = g_dbus_interface_info_lookup_signal(got,
+            want->signals[i]->name);
+
+        g_assert_nonnull(s);
+        assert_args_equal(want->signals[i]->args, s->args);
+    }
+    g_assert_null(got->signals[i]);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -349,5 +395,9 @@ int main(int argc, char **argv)
                teardown);
     g_test_add("/control/peer-bound", Fixture, NULL, setup, test_peer_bound,
                teardown);
+    g_test_add("/control/error-names", Fixture, NULL, setup,
+               test_error_names, teardown);
+    g_test_add("/control/served-from-xml", Fixture, NULL, setup,
+               test_served_from_xml, teardown);
     return g_test_run();
 }

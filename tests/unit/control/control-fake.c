@@ -1,0 +1,72 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* ControlFake: QsControlOps that record what the control door passed them. */
+#include "control-fake.h"
+
+#include <gio/gio.h>
+
+static gboolean fake_set_ticket(const char *password, gsize len,
+                                gint64 expiry_us, gboolean disconnect,
+                                guint *kept, gpointer data, GError **error)
+{
+    ControlFake *f = data;
+
+    if (len == 0) {
+        g_set_error(error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
+                    "empty password");
+        return FALSE;
+    }
+    g_free(f->password);
+    f->password = g_strndup(password, len);
+    f->expiry_us = expiry_us;
+    f->disconnect = disconnect;
+    if (disconnect) {
+        f->clients = 0;
+    }
+    *kept = f->clients;
+    return TRUE;
+}
+
+static gboolean fake_set_certs(const guint8 *cert, gsize cert_len,
+                               const guint8 *key, gsize key_len,
+                               gpointer data, GError **error)
+{
+    ControlFake *f = data;
+
+    (void)key;
+    if (key_len < 10) {
+        g_set_error(error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA, "bad key");
+        return FALSE;
+    }
+    g_free(f->cert);
+    f->cert = g_strndup((const char *)cert, cert_len);
+    f->cert_len = cert_len;
+    f->key_len = key_len;
+    return TRUE;
+}
+
+static GVariant *fake_clients(gpointer data)
+{
+    ControlFake *f = data;
+    GVariantBuilder b;
+
+    g_variant_builder_init(&b, G_VARIANT_TYPE("aa{sv}"));
+    for (guint i = 0; i < f->clients; i++) {
+        g_variant_builder_open(&b, G_VARIANT_TYPE_VARDICT);
+        g_variant_builder_add(&b, "{sv}", "address",
+                              g_variant_new_string("127.0.0.1:5000"));
+        g_variant_builder_close(&b);
+    }
+    return g_variant_builder_end(&b);
+}
+
+const QsControlOps control_fake_ops = {
+    .set_ticket = fake_set_ticket,
+    .set_certificates = fake_set_certs,
+    .list_clients = fake_clients,
+};
+
+void control_fake_clear(ControlFake *fake)
+{
+    g_clear_pointer(&fake->password, g_free);
+    g_clear_pointer(&fake->cert, g_free);
+}

@@ -1,0 +1,21 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* ControlFake: QsControlOps that record what the control door passed them,
+ * for the control tests. */
+#pragma once
+
+#include "control/qs-control.h"
+
+typedef struct {
+    char *password;
+    gint64 expiry_us;
+    gboolean disconnect;
+    guint clients;              /* connected; a disconnecting ticket drops them */
+    char *cert;
+    gsize cert_len, key_len;
+} ControlFake;
+
+/* The ops refuse an empty password ("empty password") and a key under 10
+ * bytes ("bad key"); their data is a ControlFake. */
+extern const QsControlOps control_fake_ops;
+
+void control_fake_clear(ControlFake *fake);
