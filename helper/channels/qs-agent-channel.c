@@ -345,12 +345,13 @@ void qs_agent_reset(QsAgent *a)
     }
 }
 
-QsAgent *qs_agent_new(QsChannel *ch, QsChannels *hub)
+QsAgent *qs_agent_new(QsChannel *ch, QsChannels *hub, guint n_heads)
 {
     QsAgent *a = g_new0(QsAgent, 1);
 
     a->ch = ch;
     a->hub = hub;
+    a->n_heads = n_heads;
     a->be = qs_agent_backend_for(hub);
     a->granted = QS_AGENT_TOKENS;
     g_queue_init(&a->out);

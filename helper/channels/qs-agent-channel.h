@@ -6,8 +6,11 @@
 #include <stdint.h>
 
 #include "channels/qs-channel.h"
-#include "channels/qs-channels.h"
 #include "channels/qs-agent.h"
+
+/* The hub (qs-channels.h), to the agent only the key under which main.c
+ * registers the clipboard backend and the monitors sink; never called. */
+typedef struct QsChannels QsChannels;
 
 /*
  * The helper plays the guest agent toward the SPICE client (spice-protocol.md
@@ -72,8 +75,9 @@ typedef struct QsAgent QsAgent;
  * REDS_AGENT_WINDOW_SIZE). */
 #define QS_AGENT_TOKENS 10u
 
-/* Becomes the hub's current agent (a newer main channel replaces it). */
-QsAgent *qs_agent_new(QsChannel *ch, QsChannels *hub);
+/* Becomes the hub's current agent (a newer main channel replaces it);
+ * the hub makes it for each main channel. */
+QsAgent *qs_agent_new(QsChannel *ch, QsChannels *hub, guint n_heads);
 void qs_agent_free(QsAgent *agent);
 /* For MAIN_INIT.agent_connected; the agent remembers what it told. */
 gboolean qs_agent_announce_connected(QsAgent *agent);

@@ -19,7 +19,8 @@ typedef struct {
 
 struct QsAgent {
     QsChannel *ch;
-    QsChannels *hub;
+    QsChannels *hub;                /* the key of its backend and monitors sink */
+    guint n_heads;                  /* the consoles a monitors config may resize */
     QsAgentBackend *be;             /* NULL: no backend for this hub */
     gboolean connected;             /* what the client was told */
     gboolean started;               /* AGENT_START seen */

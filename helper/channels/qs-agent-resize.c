@@ -84,7 +84,7 @@ void qs_agent_on_monitors(QsAgent *a, const QsAgentMsg *msg, GError **error)
 {
     g_autoptr(GError) bad = NULL;
     QsAgentMonitors mon;
-    guint heads = qs_channels_get_n_heads(a->hub), n, enabled = 0;
+    guint heads = a->n_heads, n, enabled = 0;
     Sink *s;
 
     if (!qs_agent_parse_monitors(msg, &mon, error)) {

@@ -1,45 +1,13 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The channel layer's front door: link decisions for net, the one active session, qemu-side changes in. */
-#include "channels/qs-channels.h"
+#include "channels/qs-agent-channel.h"
+#include "channels/qs-channels-private.h"
 #include "channels/qs-msg.h"
-#include "channels/qs-session.h"
 #include "util/qs-heap-trim.h"
 #include "util/qs-wake.h"
 
 #include <spice/enums.h>
 #include <spice/protocol.h>
-
-typedef struct {
-    QsChannels *hub;
-    guint index;                /* display and cursor channel id */
-    QsScreen *screen;
-    QsCursor *cursor;
-    QsInput *input;
-    guint screen_func;
-} Head;
-
-struct QsChannels {
-    char *vm_name;
-    gboolean has_uuid;
-    uint8_t uuid[16];
-    Head heads[QS_CHANNELS_MAX_HEADS];
-    guint n_heads;
-
-    /* Screen and cursor changes arrive on qemu's listener threads; they
-     * only raise their head's bit and make this source ready
-     * (g_source_set_ready_time is thread-safe), and the main context does
-     * the work. */
-    GSource *wake;
-    guint screen_changed;       /* bit per head */
-    guint cursor_changed;
-
-    QsSession *session;
-    gint64 session_since_us;
-    gboolean mouse_absolute;
-    uint16_t modifiers;
-    QsPlaybackState playback;
-    QsRecordState record;
-};
 
 static gboolean on_wake(gpointer user_data)
 {
@@ -49,14 +17,14 @@ static gboolean on_wake(gpointer user_data)
 
     /* The session is reread before each call: a send can close a
      * connection (closing completes later, but the session may go). */
-    for (guint i = 0; i < hub->n_heads; i++) {
+    for (guint i = 0; i < hub->ctx.n_heads; i++) {
         QsSession *session = hub->session;
 
         if ((screens & (1u << i)) && session && session->displays[i]) {
             qs_display_channel_pump(session->displays[i]);
         }
     }
-    for (guint i = 0; i < hub->n_heads; i++) {
+    for (guint i = 0; i < hub->ctx.n_heads; i++) {
         QsSession *session = hub->session;
 
         if ((cursors & (1u << i)) && session && session->cursors[i]) {
@@ -68,21 +36,21 @@ static gboolean on_wake(gpointer user_data)
 
 static void on_screen_changed(QsScreen *screen, gpointer user_data)
 {
-    Head *head = user_data;
+    QsChannelsWatch *watch = user_data;
 
     (void)screen;
-    g_atomic_int_or(&head->hub->screen_changed, 1u << head->index);
-    qs_wake(head->hub->wake);
+    g_atomic_int_or(&watch->hub->screen_changed, 1u << watch->index);
+    qs_wake(watch->hub->wake);
 }
 
 static void on_cursor_changed(QsCursor *cursor, gboolean shape, gpointer user_data)
 {
-    Head *head = user_data;
+    QsChannelsWatch *watch = user_data;
 
     (void)cursor;
     (void)shape;
-    g_atomic_int_or(&head->hub->cursor_changed, 1u << head->index);
-    qs_wake(head->hub->wake);
+    g_atomic_int_or(&watch->hub->cursor_changed, 1u << watch->index);
+    qs_wake(watch->hub->wake);
 }
 
 static void on_input_changed(QsInput *input, QsInputChange what, gpointer user_data)
@@ -96,9 +64,35 @@ static void on_input_changed(QsInput *input, QsInputChange what, gpointer user_d
     }
 }
 
+/* --- the context's ops ---------------------------------------------------- */
+
+static void ended(QsSession *session, gpointer owner)
+{
+    QsChannels *hub = owner;
+
+    if (hub->session == session) {
+        hub->session = NULL;
+    }
+    qs_session_free(session, "the session's main channel closed");
+    qs_heap_trim_soon();
+}
+
+static QsAgent *agent_new(QsChannel *main, gpointer owner)
+{
+    QsChannels *hub = owner;
+
+    return qs_agent_new(main, hub, hub->ctx.n_heads);
+}
+
+static const QsChannelContextOps context_ops = {
+    .session_ended = ended,
+    .agent_new = agent_new,
+};
+
 QsChannels *qs_channels_new(const QsChannelsConfig *config)
 {
     QsChannels *hub = g_new0(QsChannels, 1);
+    QsChannelContext *ctx = &hub->ctx;
     g_autoptr(GMainContext) context = g_main_context_ref_thread_default();
 
     QsChannelsHead one = { config->screen, config->cursor, config->input };
@@ -107,26 +101,33 @@ QsChannels *qs_channels_new(const QsChannelsConfig *config)
 
     g_assert(config->n_heads <= QS_CHANNELS_MAX_HEADS);
     hub->vm_name = g_strdup(config->vm_name);
-    hub->has_uuid = config->vm_uuid && qs_uuid_parse(config->vm_uuid, hub->uuid);
-    hub->n_heads = MAX(config->n_heads, 1);
+    ctx->vm_name = hub->vm_name;
+    if (config->vm_uuid && qs_uuid_parse(config->vm_uuid, hub->uuid)) {
+        ctx->vm_uuid = hub->uuid;
+    }
+    ctx->n_heads = MAX(config->n_heads, 1);
+    ctx->ops = &context_ops;
+    ctx->owner = hub;
 
     hub->wake = qs_wake_source_new("qs-channels-wake", on_wake, hub, context);
 
-    for (guint i = 0; i < hub->n_heads; i++) {
-        Head *head = &hub->heads[i];
+    for (guint i = 0; i < ctx->n_heads; i++) {
+        QsConsoleView *head = &ctx->heads[i];
+        QsChannelsWatch *watch = &hub->watches[i];
 
         g_assert(heads[i].screen);
-        *head = (Head){ hub, i, heads[i].screen, heads[i].cursor, heads[i].input, 0 };
-        head->screen_func = qs_screen_add_changed_func(head->screen, on_screen_changed,
-                                                       head);
+        *head = (QsConsoleView){ heads[i].screen, heads[i].cursor, heads[i].input };
+        *watch = (QsChannelsWatch){ hub, i, 0 };
+        watch->screen_func = qs_screen_add_changed_func(head->screen, on_screen_changed,
+                                                        watch);
         if (head->cursor) {
-            qs_cursor_set_changed_func(head->cursor, on_cursor_changed, head);
+            qs_cursor_set_changed_func(head->cursor, on_cursor_changed, watch);
         }
     }
-    input = hub->heads[0].input;
+    input = ctx->heads[0].input;
     if (input) {
-        hub->mouse_absolute = qs_input_is_absolute(input);
-        hub->modifiers = (uint16_t)qs_input_get_modifiers(input);
+        ctx->mouse_absolute = qs_input_is_absolute(input);
+        ctx->modifiers = (uint16_t)qs_input_get_modifiers(input);
         qs_input_set_changed_func(input, on_input_changed, hub);
     }
     return hub;
@@ -139,14 +140,14 @@ void qs_channels_free(QsChannels *hub)
     }
     qs_session_free(g_steal_pointer(&hub->session), "server shutting down");
     /* Removal waits for a running callback, so none touches hub after this. */
-    for (guint i = 0; i < hub->n_heads; i++) {
-        qs_screen_remove_changed_func(hub->heads[i].screen, hub->heads[i].screen_func);
-        if (hub->heads[i].cursor) {
-            qs_cursor_set_changed_func(hub->heads[i].cursor, NULL, NULL);
+    for (guint i = 0; i < hub->ctx.n_heads; i++) {
+        qs_screen_remove_changed_func(hub->ctx.heads[i].screen, hub->watches[i].screen_func);
+        if (hub->ctx.heads[i].cursor) {
+            qs_cursor_set_changed_func(hub->ctx.heads[i].cursor, NULL, NULL);
         }
     }
-    if (hub->heads[0].input) {
-        qs_input_set_changed_func(hub->heads[0].input, NULL, NULL);
+    if (hub->ctx.heads[0].input) {
+        qs_input_set_changed_func(hub->ctx.heads[0].input, NULL, NULL);
     }
     g_source_destroy(hub->wake);
     g_source_unref(hub->wake);
@@ -175,7 +176,7 @@ static SpiceLinkErr on_prepare(const QsLinkInfo *info, guint32 *caps,
 
     *n_caps = 0;
     /* Display and cursor channels 0..n-1, one per head; main and inputs 0. */
-    if (info->channel_id >= (per_head ? hub->n_heads : 1)) {
+    if (info->channel_id >= (per_head ? hub->ctx.n_heads : 1)) {
         return SPICE_LINK_ERR_CHANNEL_NOT_AVAILABLE;
     }
     switch (info->channel_type) {
@@ -195,7 +196,7 @@ static SpiceLinkErr on_prepare(const QsLinkInfo *info, guint32 *caps,
     case SPICE_CHANNEL_PLAYBACK:
         /* Only while qemu has D-Bus audio (-audiodev dbus). Opus when the
          * client has it too and qemu's rate is one Opus codes. */
-        if (!hub->playback.available) {
+        if (!hub->ctx.playback.available) {
             return SPICE_LINK_ERR_CHANNEL_NOT_AVAILABLE;
         }
         set_cap(caps, n_caps, SPICE_PLAYBACK_CAP_VOLUME);
@@ -204,7 +205,7 @@ static SpiceLinkErr on_prepare(const QsLinkInfo *info, guint32 *caps,
     case SPICE_CHANNEL_RECORD:
         /* Only while qemu takes recorded sound; Opus or raw S16 from the
          * client (qs-record-channel.c). */
-        if (!hub->record.available) {
+        if (!hub->ctx.record.available) {
             return SPICE_LINK_ERR_CHANNEL_NOT_AVAILABLE;
         }
         set_cap(caps, n_caps, SPICE_RECORD_CAP_VOLUME);
@@ -248,7 +249,7 @@ static void on_attach(QsConn *conn, gpointer user_data)
     if (info->channel_type == SPICE_CHANNEL_MAIN) {
         /* One client at a time: a newly authenticated main link wins. */
         qs_session_free(g_steal_pointer(&hub->session), "replaced by a new client session");
-        hub->session = qs_session_new(hub, info->session_id);
+        hub->session = qs_session_new(&hub->ctx, info->session_id);
         hub->session_since_us = g_get_real_time();
     }
     if (hub->session && hub->session->id == info->session_id) {
@@ -275,10 +276,10 @@ const QsServerCallbacks *qs_channels_server_callbacks(void)
 void qs_channels_set_mouse_absolute(QsChannels *hub, gboolean absolute)
 {
     absolute = !!absolute;
-    if (hub->mouse_absolute == absolute) {
+    if (hub->ctx.mouse_absolute == absolute) {
         return;
     }
-    hub->mouse_absolute = absolute;
+    hub->ctx.mouse_absolute = absolute;
     if (hub->session) {
         qs_session_update_mouse_mode(hub->session, 0);
     }
@@ -286,10 +287,10 @@ void qs_channels_set_mouse_absolute(QsChannels *hub, gboolean absolute)
 
 void qs_channels_set_modifiers(QsChannels *hub, uint16_t modifiers)
 {
-    if (hub->modifiers == modifiers) {
+    if (hub->ctx.modifiers == modifiers) {
         return;
     }
-    hub->modifiers = modifiers;
+    hub->ctx.modifiers = modifiers;
     if (hub->session && hub->session->inputs) {
         qs_inputs_channel_modifiers_changed(hub->session->inputs);
     }
@@ -297,7 +298,7 @@ void qs_channels_set_modifiers(QsChannels *hub, uint16_t modifiers)
 
 guint qs_channels_get_n_heads(QsChannels *hub)
 {
-    return hub->n_heads;
+    return hub->ctx.n_heads;
 }
 
 uint32_t qs_channels_get_session_id(QsChannels *hub)
@@ -339,11 +340,11 @@ GPtrArray *qs_channels_list_clients(QsChannels *hub)
     info->since_us = hub->session_since_us;
     names = g_ptr_array_new();
     add_name(names, s->main, "main", 0);
-    for (guint i = 0; i < hub->n_heads; i++) {
+    for (guint i = 0; i < hub->ctx.n_heads; i++) {
         add_name(names, s->displays[i], "display", i);
     }
     add_name(names, s->inputs, "inputs", 0);
-    for (guint i = 0; i < hub->n_heads; i++) {
+    for (guint i = 0; i < hub->ctx.n_heads; i++) {
         add_name(names, s->cursors[i], "cursor", i);
     }
     add_name(names, s->playback, "playback", 0);
@@ -362,35 +363,4 @@ guint qs_channels_drop_clients(QsChannels *hub, const char *reason)
     qs_session_free(g_steal_pointer(&hub->session), reason);
     qs_heap_trim_soon();
     return 1;
-}
-
-void qs_channels_session_ended(QsChannels *hub, QsSession *session)
-{
-    if (hub->session == session) {
-        hub->session = NULL;
-    }
-    qs_session_free(session, "the session's main channel closed");
-    qs_heap_trim_soon();
-}
-
-/* Callers pass ids the link check let through (< n_heads); others get
- * head 0 rather than memory beyond the table. */
-static Head *head_at(QsChannels *hub, guint id)
-{
-    return &hub->heads[id < hub->n_heads ? id : 0];
-}
-
-QsScreen *qs_channels_screen(QsChannels *hub, guint id) { return head_at(hub, id)->screen; }
-QsCursor *qs_channels_cursor(QsChannels *hub, guint id) { return head_at(hub, id)->cursor; }
-QsInput *qs_channels_input(QsChannels *hub, guint id) { return head_at(hub, id)->input; }
-gboolean qs_channels_mouse_absolute(QsChannels *hub) { return hub->mouse_absolute; }
-uint16_t qs_channels_modifiers(QsChannels *hub) { return hub->modifiers; }
-const char *qs_channels_vm_name(QsChannels *hub) { return hub->vm_name; }
-QsPlaybackState *qs_channels_playback_state(QsChannels *hub) { return &hub->playback; }
-QsRecordState *qs_channels_record_state(QsChannels *hub) { return &hub->record; }
-QsSession *qs_channels_session(QsChannels *hub) { return hub->session; }
-
-const uint8_t *qs_channels_vm_uuid(QsChannels *hub)
-{
-    return hub->has_uuid ? hub->uuid : NULL;
 }

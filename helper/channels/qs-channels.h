@@ -5,22 +5,14 @@
 #include <glib.h>
 #include <stdint.h>
 
-#include "display/qs-cursor.h"
-#include "display/qs-input.h"
+#include "channels/qs-channel-context.h"
 #include "net/qs-server.h"
-#include "screen/qs-screen.h"
 
 typedef struct QsChannels QsChannels;
 
-/* At most this many heads (display + cursor channel ids 0..n-1). */
-#define QS_CHANNELS_MAX_HEADS 16
-
-/* One served qemu console: a display and a cursor channel of its index. */
-typedef struct {
-    QsScreen *screen;           /* its pixels; must outlive the QsChannels */
-    QsCursor *cursor;           /* its cursor, or NULL */
-    QsInput *input;             /* its keyboard and mouse, or NULL (view only) */
-} QsChannelsHead;
+/* One served qemu console: a display and a cursor channel of its index.
+ * Its screen (and cursor, input) must outlive the QsChannels. */
+typedef QsConsoleView QsChannelsHead;
 
 typedef struct {
     const char *vm_name;        /* MAIN_NAME, or NULL */
@@ -69,11 +61,10 @@ GPtrArray *qs_channels_list_clients(QsChannels *channels);
 /* Ends the client session, if any, telling why; returns how many ended. */
 guint qs_channels_drop_clients(QsChannels *channels, const char *reason);
 
-/* qemu's sound output (issue J; qs-playback-channel.c). While audio is
+/* qemu's sound output (qs-channels-audio.c). While audio is
  * available, clients are offered a playback channel. PCM is raw S16LE
  * stereo at `freq`, whole frames. */
 void qs_channels_audio_set_available(QsChannels *channels, gboolean available);
-gboolean qs_channels_audio_is_available(QsChannels *channels);
 void qs_channels_audio_start(QsChannels *channels, uint32_t freq);
 void qs_channels_audio_data(QsChannels *channels, GBytes *s16_stereo);
 void qs_channels_audio_stop(QsChannels *channels);
@@ -81,14 +72,12 @@ void qs_channels_audio_stop(QsChannels *channels);
 void qs_channels_audio_volume(QsChannels *channels, gboolean mute,
                               const uint8_t *volume, guint n);
 
-/* qemu's sound input (issue J; qs-record-channel.c). While it is available,
+/* qemu's sound input (qs-channels-audio.c). While it is available,
  * clients are offered a record channel; while the guest records, the
  * client is asked for S16 at `freq` with `nchannels` (1 or 2) and its
- * sound goes to the sink, whole frames, in that format. */
-typedef void (*QsRecordSink)(const uint8_t *pcm, gsize size, gpointer data);
+ * sound goes to the sink (QsRecordSink), whole frames, in that format. */
 void qs_channels_record_set_sink(QsChannels *channels, QsRecordSink sink, gpointer data);
 void qs_channels_record_set_available(QsChannels *channels, gboolean available);
-gboolean qs_channels_record_is_available(QsChannels *channels);
 void qs_channels_record_start(QsChannels *channels, uint32_t freq, uint8_t nchannels);
 void qs_channels_record_stop(QsChannels *channels);
 void qs_channels_record_volume(QsChannels *channels, gboolean mute,

@@ -78,7 +78,7 @@ static void send_set(QsCursorChannel *cc, Snapshot *s)
 void qs_cursor_channel_changed(QsChannel *ch)
 {
     QsCursorChannel *cc = (QsCursorChannel *)ch;
-    QsCursor *cursor = qs_channels_cursor(ch->session->hub, cc->head);
+    QsCursor *cursor = qs_channel_context_head(ch->session->ctx, cc->head)->cursor;
     Snapshot s;
     gboolean moved;
 
@@ -129,7 +129,7 @@ QsChannel *qs_cursor_channel_new(QsSession *session, QsConn *conn)
     int16_t x = 0, y = 0;
 
     cc->head = qs_conn_get_link_info(conn)->channel_id;
-    cursor = qs_channels_cursor(session->hub, cc->head);
+    cursor = qs_channel_context_head(session->ctx, cc->head)->cursor;
 
     /* INIT first: spice-gtk ignores SET and MOVE before it. */
     if (cursor) {

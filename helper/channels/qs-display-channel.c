@@ -162,7 +162,8 @@ QsChannel *qs_display_channel_new(QsSession *session, QsConn *conn)
         .max_stream_bitrate = QS_VIDEO_MAX_BITRATE,
     };
 
-    dc->screen = qs_channels_screen(session->hub, qs_conn_get_link_info(conn)->channel_id);
+    dc->screen = qs_channel_context_head(session->ctx,
+                                        qs_conn_get_link_info(conn)->channel_id)->screen;
     dc->watch = qs_screen_watch_new(dc->screen);
     dc->context = g_main_context_ref_thread_default();
     dc->life = g_new0(QsDisplayLife, 1);

@@ -78,10 +78,10 @@ static void button(QsInput *input, const QsClientMsg *msg, gboolean down)
 static gboolean inputs_handle(QsChannel *ch, const QsClientMsg *msg, GError **error)
 {
     QsInputsChannel *in = (QsInputsChannel *)ch;
-    QsChannels *hub = ch->session->hub;
+    const QsChannelContext *ctx = ch->session->ctx;
     /* qemu's keyboard is VM-wide: head 0's console takes it. */
-    QsInput *input = qs_channels_input(hub, 0);
-    QsInput *pointer = qs_channels_input(hub, in->pointer_head);
+    QsInput *input = qs_channel_context_head(ctx, 0)->input;
+    QsInput *pointer = qs_channel_context_head(ctx, in->pointer_head)->input;
     uint8_t bytes[4];
     guint n;
 
@@ -108,7 +108,7 @@ static gboolean inputs_handle(QsChannel *ch, const QsClientMsg *msg, GError **er
         qs_scancode_feed(&in->keys, msg->u.bytes.data, msg->u.bytes.len, on_key, input);
         break;
     case SPICE_MSGC_INPUTS_KEY_MODIFIERS:
-        sync_locks(input, msg->u.modifiers, qs_channels_modifiers(hub));
+        sync_locks(input, msg->u.modifiers, ctx->modifiers);
         break;
     case SPICE_MSGC_INPUTS_MOUSE_MOTION:
         if (ch->session->mouse_mode == SPICE_MOUSE_MODE_SERVER) {
@@ -119,13 +119,14 @@ static gboolean inputs_handle(QsChannel *ch, const QsClientMsg *msg, GError **er
         /* display_id is the display channel id, that is the head: the
          * position is in that console's pixels, for that console's mouse. */
         if (ch->session->mouse_mode == SPICE_MOUSE_MODE_CLIENT &&
-            msg->u.position.display_id < qs_channels_get_n_heads(hub) &&
-            qs_channels_input(hub, msg->u.position.display_id)) {
+            msg->u.position.display_id < ctx->n_heads &&
+            qs_channel_context_head(ctx, msg->u.position.display_id)->input) {
+            const QsConsoleView *head = qs_channel_context_head(ctx, msg->u.position.display_id);
             QsScreenInfo info;
 
             in->pointer_head = msg->u.position.display_id;
-            qs_screen_get_info(qs_channels_screen(hub, in->pointer_head), &info);
-            qs_input_motion_abs(qs_channels_input(hub, in->pointer_head),
+            qs_screen_get_info(head->screen, &info);
+            qs_input_motion_abs(head->input,
                                 msg->u.position.x, msg->u.position.y,
                                 info.width, info.height);
         }
@@ -143,7 +144,7 @@ static gboolean inputs_handle(QsChannel *ch, const QsClientMsg *msg, GError **er
 void qs_inputs_channel_modifiers_changed(QsChannel *ch)
 {
     qs_channel_send(ch, SPICE_MSG_INPUTS_KEY_MODIFIERS,
-                    qs_msg_inputs_key_modifiers(qs_channels_modifiers(ch->session->hub)));
+                    qs_msg_inputs_key_modifiers(ch->session->ctx->modifiers));
 }
 
 static const QsChannelClass inputs_class = {
@@ -159,6 +160,6 @@ QsChannel *qs_inputs_channel_new(QsSession *session, QsConn *conn)
 
     qs_scancode_decoder_init(&in->keys);
     qs_channel_send(&in->base, SPICE_MSG_INPUTS_INIT,
-                    qs_msg_inputs_init(qs_channels_modifiers(session->hub)));
+                    qs_msg_inputs_init(session->ctx->modifiers));
     return &in->base;
 }

@@ -19,7 +19,7 @@ static void send_init(QsChannel *ch)
     gboolean agent = qs_agent_announce_connected(((QsMainChannel *)ch)->agent);
     QsMainInit init = {
         .session_id = session->id,
-        .display_channels_hint = qs_channels_get_n_heads(session->hub),
+        .display_channels_hint = session->ctx->n_heads,
         .supported_mouse_modes = qs_session_supported_mouse_modes(session),
         .current_mouse_mode = session->mouse_mode,
         .agent_connected = agent,
@@ -29,8 +29,8 @@ static void send_init(QsChannel *ch)
         .multi_media_time = qs_mm_time_for_client(qs_mm_time_from_monotonic(g_get_monotonic_time())),
         .ram_hint = 0,
     };
-    const char *name = qs_channels_vm_name(session->hub);
-    const uint8_t *uuid = qs_channels_vm_uuid(session->hub);
+    const char *name = session->ctx->vm_name;
+    const uint8_t *uuid = session->ctx->vm_uuid;
 
     if (!agent) {
         g_message("main channel: no agent for this client (qemu's D-Bus "
@@ -57,7 +57,7 @@ void qs_main_channel_send_mouse_mode(QsChannel *ch)
 static gboolean main_handle(QsChannel *ch, const QsClientMsg *msg, GError **error)
 {
     QsChannelId channels[2 * QS_CHANNELS_MAX_HEADS + 3];
-    guint n = 0, heads = qs_channels_get_n_heads(ch->session->hub);
+    guint n = 0, heads = ch->session->ctx->n_heads;
 
     switch (msg->type) {
     case SPICE_MSGC_MAIN_ATTACH_CHANNELS:
@@ -70,10 +70,10 @@ static gboolean main_handle(QsChannel *ch, const QsClientMsg *msg, GError **erro
         for (guint i = 0; i < heads; i++) {
             channels[n++] = (QsChannelId){ SPICE_CHANNEL_CURSOR, (uint8_t)i };
         }
-        if (qs_channels_audio_is_available(ch->session->hub)) {
+        if (ch->session->ctx->playback.available) {
             channels[n++] = (QsChannelId){ SPICE_CHANNEL_PLAYBACK, 0 };
         }
-        if (qs_channels_record_is_available(ch->session->hub)) {
+        if (ch->session->ctx->record.available) {
             channels[n++] = (QsChannelId){ SPICE_CHANNEL_RECORD, 0 };
         }
         qs_channel_send(ch, SPICE_MSG_MAIN_CHANNELS_LIST,
@@ -114,7 +114,7 @@ QsChannel *qs_main_channel_new(QsSession *session, QsConn *conn)
 {
     QsChannel *ch = qs_channel_new(&main_class, sizeof(QsMainChannel), session, conn);
 
-    ((QsMainChannel *)ch)->agent = qs_agent_new(ch, session->hub);
+    ((QsMainChannel *)ch)->agent = session->ctx->ops->agent_new(ch, session->ctx->owner);
 
     send_init(ch);
     return ch;

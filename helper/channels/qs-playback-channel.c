@@ -78,14 +78,14 @@ static void flush(QsPlaybackChannel *pb)
     }
 }
 
-static void send_volume(QsPlaybackChannel *pb, const QsPlaybackState *st)
+static void send_volume(QsPlaybackChannel *pb, const QsAudioVolume *volume)
 {
-    if (!st->volume.known || !qs_channel_has_cap(&pb->base, SPICE_PLAYBACK_CAP_VOLUME)) {
+    if (!volume->known || !qs_channel_has_cap(&pb->base, SPICE_PLAYBACK_CAP_VOLUME)) {
         return;
     }
     qs_channel_send(&pb->base, SPICE_MSG_PLAYBACK_VOLUME,
-                    qs_msg_audio_volume(st->volume.volume, st->volume.n));
-    qs_channel_send(&pb->base, SPICE_MSG_PLAYBACK_MUTE, qs_msg_audio_mute(st->volume.mute));
+                    qs_msg_audio_volume(volume->volume, volume->n));
+    qs_channel_send(&pb->base, SPICE_MSG_PLAYBACK_MUTE, qs_msg_audio_mute(volume->mute));
 }
 
 /* Opus (a 16th of raw PCM's bytes) when the client decodes it, at qemu's
@@ -166,12 +166,12 @@ static void queue_packet(QsPlaybackChannel *pb, gsize max, GBytes *payload)
     }
 }
 
-static void queue_data(QsPlaybackChannel *pb, const QsPlaybackState *st, GBytes *pcm)
+static void queue_data(QsPlaybackChannel *pb, uint32_t freq, GBytes *pcm)
 {
     gsize max;
 
     if (!pb->started) {
-        send_start(pb, st->freq);
+        send_start(pb, freq);
     }
     max = (gsize)pb->out_freq * QS_AUDIO_MAX_QUEUE_MS / 1000;
     if (pb->opus) {
@@ -225,82 +225,34 @@ QsChannel *qs_playback_channel_new(QsSession *session, QsConn *conn)
 {
     QsPlaybackChannel *pb = (QsPlaybackChannel *)qs_channel_new(
         &playback_class, sizeof(QsPlaybackChannel), session, conn);
-    const QsPlaybackState *st = qs_channels_playback_state(session->hub);
+    const QsPlaybackState *st = &session->ctx->playback;
 
     g_queue_init(&pb->pending);
     /* writable fires once the kernel took the connection's queue below it. */
     qs_conn_set_queue_limits(conn, LOW_WATER, QS_CONN_DEFAULT_HARD_CAP);
-    send_volume(pb, st);
+    send_volume(pb, &st->volume);
     if (st->playing) {
         send_start(pb, st->freq);
     }
     return &pb->base;
 }
 
-/* ---- the hub's side: qemu's sound in ------------------------------------ */
-
-static QsPlaybackChannel *current(QsChannels *hub)
+void qs_playback_channel_start(QsChannel *ch, uint32_t freq)
 {
-    QsSession *session = qs_channels_session(hub);
-
-    return session ? (QsPlaybackChannel *)session->playback : NULL;
+    send_start((QsPlaybackChannel *)ch, freq);
 }
 
-void qs_channels_audio_set_available(QsChannels *hub, gboolean available)
+void qs_playback_channel_data(QsChannel *ch, uint32_t freq, GBytes *s16_stereo)
 {
-    QsPlaybackState *st = qs_channels_playback_state(hub);
-
-    if (!available) {
-        qs_channels_audio_stop(hub);
-    }
-    st->available = available;
+    queue_data((QsPlaybackChannel *)ch, freq, s16_stereo);
 }
 
-gboolean qs_channels_audio_is_available(QsChannels *hub)
+void qs_playback_channel_stop(QsChannel *ch)
 {
-    return qs_channels_playback_state(hub)->available;
+    send_stop((QsPlaybackChannel *)ch);
 }
 
-void qs_channels_audio_start(QsChannels *hub, uint32_t freq)
+void qs_playback_channel_volume(QsChannel *ch, const QsAudioVolume *volume)
 {
-    QsPlaybackState *st = qs_channels_playback_state(hub);
-    QsPlaybackChannel *pb = current(hub);
-
-    st->playing = TRUE;
-    st->freq = freq;
-    if (pb) {
-        send_start(pb, freq);
-    }
-}
-
-void qs_channels_audio_data(QsChannels *hub, GBytes *s16_stereo)
-{
-    QsPlaybackState *st = qs_channels_playback_state(hub);
-    QsPlaybackChannel *pb = current(hub);
-
-    if (st->playing && pb && g_bytes_get_size(s16_stereo) > 0) {
-        queue_data(pb, st, s16_stereo);
-    }
-}
-
-void qs_channels_audio_stop(QsChannels *hub)
-{
-    QsPlaybackState *st = qs_channels_playback_state(hub);
-    QsPlaybackChannel *pb = current(hub);
-
-    st->playing = FALSE;
-    if (pb) {
-        send_stop(pb);
-    }
-}
-
-void qs_channels_audio_volume(QsChannels *hub, gboolean mute, const uint8_t *volume,
-                              guint n)
-{
-    QsPlaybackState *st = qs_channels_playback_state(hub);
-    QsPlaybackChannel *pb = current(hub);
-
-    if (qs_audio_volume_set(&st->volume, mute, volume, n) && pb) {
-        send_volume(pb, st);
-    }
+    send_volume((QsPlaybackChannel *)ch, volume);
 }

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* The record channel: START/STOP as the guest records, the client's sound (Opus or raw S16) in qemu's format to the hub's sink, VOLUME and MUTE. */
+/* The record channel: START/STOP as the guest records, the client's sound (Opus or raw S16) in qemu's format to the context's record sink, VOLUME and MUTE. */
 #include "channels/qs-msg.h"
 #include "channels/qs-playback.h"
 #include "channels/qs-session.h"
@@ -32,14 +32,14 @@ typedef struct {
 
 #define OPUS_FALLBACK_RATE 48000u
 
-static void send_volume(QsRecordChannel *rc, const QsRecordState *st)
+static void send_volume(QsRecordChannel *rc, const QsAudioVolume *volume)
 {
-    if (!st->volume.known || !qs_channel_has_cap(&rc->base, SPICE_RECORD_CAP_VOLUME)) {
+    if (!volume->known || !qs_channel_has_cap(&rc->base, SPICE_RECORD_CAP_VOLUME)) {
         return;
     }
     qs_channel_send(&rc->base, SPICE_MSG_RECORD_VOLUME,
-                    qs_msg_audio_volume(st->volume.volume, st->volume.n));
-    qs_channel_send(&rc->base, SPICE_MSG_RECORD_MUTE, qs_msg_audio_mute(st->volume.mute));
+                    qs_msg_audio_volume(volume->volume, volume->n));
+    qs_channel_send(&rc->base, SPICE_MSG_RECORD_MUTE, qs_msg_audio_mute(volume->mute));
 }
 
 static void forget_codec(QsRecordChannel *rc)
@@ -151,7 +151,7 @@ static GBytes *to_qemu(QsRecordChannel *rc, const QsRecordState *st,
 static gboolean record_handle(QsChannel *ch, const QsClientMsg *msg, GError **error)
 {
     QsRecordChannel *rc = (QsRecordChannel *)ch;
-    QsRecordState *st;
+    const QsRecordState *st;
 
     g_autoptr(GBytes) pcm = NULL;
 
@@ -161,7 +161,7 @@ static gboolean record_handle(QsChannel *ch, const QsClientMsg *msg, GError **er
     case SPICE_MSGC_RECORD_DATA:
         /* DATA after a STOP is in flight, not an error; DATA before any
          * MODE is taken as raw. */
-        st = ch->session ? qs_channels_record_state(ch->session->hub) : NULL;
+        st = ch->session ? &ch->session->ctx->record : NULL;
         if (!rc->started || !st || !st->recording || !st->sink || msg->u.record.len == 0) {
             return TRUE;
         }
@@ -194,78 +194,26 @@ QsChannel *qs_record_channel_new(QsSession *session, QsConn *conn)
 {
     QsRecordChannel *rc = (QsRecordChannel *)qs_channel_new(
         &record_class, sizeof(QsRecordChannel), session, conn);
-    const QsRecordState *st = qs_channels_record_state(session->hub);
+    const QsRecordState *st = &session->ctx->record;
 
-    send_volume(rc, st);
+    send_volume(rc, &st->volume);
     if (st->recording) {
         send_start(rc, st);
     }
     return &rc->base;
 }
 
-/* ---- the hub's side: qemu's capture --------------------------------------- */
-
-static QsRecordChannel *current(QsChannels *hub)
+void qs_record_channel_start(QsChannel *ch, const QsRecordState *state)
 {
-    QsSession *session = qs_channels_session(hub);
-
-    return session ? (QsRecordChannel *)session->record : NULL;
+    send_start((QsRecordChannel *)ch, state);
 }
 
-void qs_channels_record_set_sink(QsChannels *hub, QsRecordSink sink, gpointer data)
+void qs_record_channel_stop(QsChannel *ch)
 {
-    QsRecordState *st = qs_channels_record_state(hub);
-
-    st->sink = sink;
-    st->sink_data = data;
+    send_stop((QsRecordChannel *)ch);
 }
 
-void qs_channels_record_set_available(QsChannels *hub, gboolean available)
+void qs_record_channel_volume(QsChannel *ch, const QsAudioVolume *volume)
 {
-    QsRecordState *st = qs_channels_record_state(hub);
-
-    if (!available) {
-        qs_channels_record_stop(hub);
-    }
-    st->available = available;
-}
-
-gboolean qs_channels_record_is_available(QsChannels *hub)
-{
-    return qs_channels_record_state(hub)->available;
-}
-
-void qs_channels_record_start(QsChannels *hub, uint32_t freq, uint8_t nchannels)
-{
-    QsRecordState *st = qs_channels_record_state(hub);
-    QsRecordChannel *rc = current(hub);
-
-    st->recording = TRUE;
-    st->freq = freq;
-    st->nchannels = nchannels;
-    if (rc) {
-        send_start(rc, st);
-    }
-}
-
-void qs_channels_record_stop(QsChannels *hub)
-{
-    QsRecordState *st = qs_channels_record_state(hub);
-    QsRecordChannel *rc = current(hub);
-
-    st->recording = FALSE;
-    if (rc) {
-        send_stop(rc);
-    }
-}
-
-void qs_channels_record_volume(QsChannels *hub, gboolean mute, const uint8_t *volume,
-                               guint n)
-{
-    QsRecordState *st = qs_channels_record_state(hub);
-    QsRecordChannel *rc = current(hub);
-
-    if (qs_audio_volume_set(&st->volume, mute, volume, n) && rc) {
-        send_volume(rc, st);
-    }
+    send_volume((QsRecordChannel *)ch, volume);
 }

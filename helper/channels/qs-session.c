@@ -4,14 +4,14 @@
 
 #include <spice/enums.h>
 
-QsSession *qs_session_new(QsChannels *hub, uint32_t id)
+QsSession *qs_session_new(const QsChannelContext *ctx, uint32_t id)
 {
     QsSession *session = g_new0(QsSession, 1);
 
-    session->hub = hub;
+    session->ctx = ctx;
     session->id = id;
-    session->mouse_mode = qs_channels_mouse_absolute(hub) ? SPICE_MOUSE_MODE_CLIENT
-                                                          : SPICE_MOUSE_MODE_SERVER;
+    session->mouse_mode = ctx->mouse_absolute ? SPICE_MOUSE_MODE_CLIENT
+                                              : SPICE_MOUSE_MODE_SERVER;
     return session;
 }
 
@@ -115,7 +115,7 @@ void qs_session_channel_closed(QsSession *session, QsChannel *ch)
     /* Without its main channel a SPICE session is over (spice-gtk
      * reconnects everything with a new main link). */
     if (!session->main) {
-        qs_channels_session_ended(session->hub, session);
+        session->ctx->ops->session_ended(session, session->ctx->owner);
     }
 }
 
@@ -124,7 +124,7 @@ uint16_t qs_session_supported_mouse_modes(QsSession *session)
     /* CLIENT mode needs an absolute pointer in the guest (a tablet): without
      * one, qemu drops absolute positions. */
     return SPICE_MOUSE_MODE_SERVER |
-           (qs_channels_mouse_absolute(session->hub) ? SPICE_MOUSE_MODE_CLIENT : 0);
+           (session->ctx->mouse_absolute ? SPICE_MOUSE_MODE_CLIENT : 0);
 }
 
 void qs_session_update_mouse_mode(QsSession *session, uint16_t requested)
