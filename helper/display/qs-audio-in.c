@@ -4,32 +4,25 @@
 
 #include <string.h>
 
-#include "display/qs-p2p-peer.h"
-#include "util/qs-wake.h"
+#include "display/qs-audio-listener.h"
 #include "flow/qs-audio-pace.h"
 #include "qs-dbus-display1.h"
 
-#define AUDIO_PATH "/org/qemu/Display1/Audio"
-#define IFACE_AUDIO "org.qemu.Display1.Audio"
-#define IN_LISTENER_PATH "/org/qemu/Display1/AudioInListener"
 /* The client's sound waiting for qemu, and the most one Read gets. */
 #define MAX_QUEUE_MS 200u
 
 typedef enum {
-    EV_READY,
-    EV_CLOSED,
-    EV_START,
+    EV_START = QS_AUDIO_EVENT_OWN,
     EV_STOP,
     EV_VOLUME,
 } EventKind;
 
 typedef struct {
-    EventKind kind;
+    QsAudioEvent head;
     QsAudioFormat format;           /* EV_START */
     gboolean mute;                  /* EV_VOLUME */
     uint8_t volume[QS_AUDIO_MAX_CHANNELS];
     guint n_volume;
-    char *message;                  /* EV_CLOSED */
 } Event;
 
 typedef struct {
@@ -40,38 +33,27 @@ typedef struct {
 } Voice;
 
 struct QsAudioIn {
-    GDBusConnection *conn;          /* main connection to qemu */
-    char *dest;
-    GCancellable *cancellable;
+    QsAudioListener *listener;
     const QsAudioInFuncs *funcs;
     gpointer user_data;
-    gboolean started, available, refused;
-    GSource *wake;                  /* main context */
 
-    /* Shared with the peer thread. */
-    GMutex lock;
-    GQueue events;
+    /* Shared with the peer thread, under the listener's lock. */
     Voice voices[QS_AUDIO_MAX_VOICES];
     Voice *recording;               /* the voice the client's sound feeds */
     QsAudioInCounts done;           /* of voices freed already */
     uint64_t bytes_per_second;      /* of the last voice recorded, for the summary */
-
-    /* The peer thread. */
-    QsP2pPeer *peer;
-    QemuDBusDisplay1AudioInListener *skel;
 };
 
 static Event *event_new(EventKind kind)
 {
     Event *e = g_new0(Event, 1);
 
-    e->kind = kind;
+    e->head.kind = kind;
     return e;
 }
 
-static void event_free(Event *e)
+static void event_free(QsAudioEvent *e)
 {
-    g_free(e->message);
     g_free(e);
 }
 
@@ -80,15 +62,7 @@ static void event_free(Event *e)
 /* With the lock held. */
 static void post_locked(QsAudioIn *in, Event *e)
 {
-    g_queue_push_tail(&in->events, e);
-    qs_wake(in->wake);
-}
-
-static void post(QsAudioIn *in, Event *e)
-{
-    g_mutex_lock(&in->lock);
-    post_locked(in, e);
-    g_mutex_unlock(&in->lock);
+    qs_audio_listener_post_locked(in->listener, &e->head);
 }
 
 /* With the lock held. */
@@ -164,7 +138,7 @@ static gboolean on_init(QemuDBusDisplay1AudioInListener *skel,
         qemu_dbus_display1_audio_in_listener_complete_init(skel, inv);
         return TRUE;
     }
-    g_mutex_lock(&in->lock);
+    qs_audio_listener_lock(in->listener);
     v = find_voice(in, id);
     if (v) {
         /* A new format for a known voice: it starts over, not enabled
@@ -185,7 +159,7 @@ static gboolean on_init(QemuDBusDisplay1AudioInListener *skel,
         v->pace = qs_audio_pace_new(format.bytes_per_frame, format.bytes_per_second,
                                     MAX_QUEUE_MS);
     }
-    g_mutex_unlock(&in->lock);
+    qs_audio_listener_unlock(in->listener);
     if (!v) {
         g_warning("audio: qemu has more than %u capture voices; voice %"
                   G_GUINT64_FORMAT " ignored", QS_AUDIO_MAX_VOICES, id);
@@ -200,7 +174,7 @@ static gboolean on_fini(QemuDBusDisplay1AudioInListener *skel,
     QsAudioIn *in = data;
     Voice *v;
 
-    g_mutex_lock(&in->lock);
+    qs_audio_listener_lock(in->listener);
     if ((v = find_voice(in, id))) {
         v->enabled = FALSE;
         if (v == in->recording) {
@@ -208,7 +182,7 @@ static gboolean on_fini(QemuDBusDisplay1AudioInListener *skel,
         }
         voice_clear(in, v);
     }
-    g_mutex_unlock(&in->lock);
+    qs_audio_listener_unlock(in->listener);
     qemu_dbus_display1_audio_in_listener_complete_fini(skel, inv);
     return TRUE;
 }
@@ -220,7 +194,7 @@ static gboolean on_set_enabled(QemuDBusDisplay1AudioInListener *skel,
     QsAudioIn *in = data;
     Voice *v;
 
-    g_mutex_lock(&in->lock);
+    qs_audio_listener_lock(in->listener);
     if ((v = find_voice(in, id)) && v->enabled != !!enabled) {
         v->enabled = !!enabled;
         qs_audio_pace_reset(v->pace);
@@ -230,7 +204,7 @@ static gboolean on_set_enabled(QemuDBusDisplay1AudioInListener *skel,
             stop_recording(in);
         }
     }
-    g_mutex_unlock(&in->lock);
+    qs_audio_listener_unlock(in->listener);
     qemu_dbus_display1_audio_in_listener_complete_set_enabled(skel, inv);
     return TRUE;
 }
@@ -244,7 +218,7 @@ static gboolean on_set_volume(QemuDBusDisplay1AudioInListener *skel,
     const uint8_t *vol = g_variant_get_fixed_array(volume, &n, 1);
     Voice *v;
 
-    g_mutex_lock(&in->lock);
+    qs_audio_listener_lock(in->listener);
     v = find_voice(in, id);
     /* Before a voice records, any voice's volume is the best guess. */
     if (v && n > 0 && (!in->recording || v == in->recording)) {
@@ -255,7 +229,7 @@ static gboolean on_set_volume(QemuDBusDisplay1AudioInListener *skel,
         memcpy(e->volume, vol, e->n_volume);
         post_locked(in, e);
     }
-    g_mutex_unlock(&in->lock);
+    qs_audio_listener_unlock(in->listener);
     qemu_dbus_display1_audio_in_listener_complete_set_volume(skel, inv);
     return TRUE;
 }
@@ -269,7 +243,7 @@ static gboolean on_read(QemuDBusDisplay1AudioInListener *skel,
     gsize n = 0;
     Voice *v;
 
-    g_mutex_lock(&in->lock);
+    qs_audio_listener_lock(in->listener);
     v = find_voice(in, id);
     if (v) {
         /* qemu asks for its whole free buffer; more than the queue's worth
@@ -280,148 +254,61 @@ static gboolean on_read(QemuDBusDisplay1AudioInListener *skel,
         buf = g_malloc(MAX(size, 1));
         n = qs_audio_pace_read(v->pace, buf, (gsize)size, g_get_monotonic_time());
     }
-    g_mutex_unlock(&in->lock);
+    qs_audio_listener_unlock(in->listener);
     qemu_dbus_display1_audio_in_listener_complete_read(
         skel, inv, g_variant_new_from_data(G_VARIANT_TYPE("ay"), buf, n, TRUE,
                                            g_free, buf));
     return TRUE;
 }
 
-static void on_peer_closed(const char *why, gpointer data)
-{
-    QsAudioIn *in = data;
-    Event *e = event_new(EV_CLOSED);
-
-    e->message = g_strdup(why);
-    post(in, e);
-}
-
-static gboolean on_peer_export(GDBusConnection *conn, gpointer data, GError **error)
+static GDBusInterfaceSkeleton *new_skeleton(gpointer data)
 {
     static const char *const no_ifaces[] = { NULL };
-    QsAudioIn *in = data;
+    QemuDBusDisplay1AudioInListener *skel =
+        qemu_dbus_display1_audio_in_listener_skeleton_new();
 
-    in->skel = qemu_dbus_display1_audio_in_listener_skeleton_new();
-    qemu_dbus_display1_audio_in_listener_set_interfaces(in->skel, no_ifaces);
-    g_object_connect(in->skel,
-        "signal::handle-init", on_init, in,
-        "signal::handle-fini", on_fini, in,
-        "signal::handle-set-enabled", on_set_enabled, in,
-        "signal::handle-set-volume", on_set_volume, in,
-        "signal::handle-read", on_read, in,
+    qemu_dbus_display1_audio_in_listener_set_interfaces(skel, no_ifaces);
+    g_object_connect(skel,
+        "signal::handle-init", on_init, data,
+        "signal::handle-fini", on_fini, data,
+        "signal::handle-set-enabled", on_set_enabled, data,
+        "signal::handle-set-volume", on_set_volume, data,
+        "signal::handle-read", on_read, data,
         NULL);
-    if (!g_dbus_interface_skeleton_export(G_DBUS_INTERFACE_SKELETON(in->skel),
-                                          conn, IN_LISTENER_PATH, error)) {
-        return FALSE;
-    }
-    post(in, event_new(EV_READY));
-    return TRUE;
+    return G_DBUS_INTERFACE_SKELETON(skel);
 }
-
-static void on_peer_unexport(gpointer data)
-{
-    QsAudioIn *in = data;
-
-    if (in->skel) {
-        g_dbus_interface_skeleton_unexport(G_DBUS_INTERFACE_SKELETON(in->skel));
-        g_signal_handlers_disconnect_by_data(in->skel, in);
-        g_clear_object(&in->skel);
-    }
-}
-
-static const QsP2pPeerFuncs peer_funcs = {
-    .export = on_peer_export,
-    .unexport = on_peer_unexport,
-    .closed = on_peer_closed,
-};
 
 /* ---- main context ---------------------------------------------------------- */
 
-static void set_available(QsAudioIn *in, gboolean available)
+static void deliver(const QsAudioEvent *head, gpointer data)
 {
-    if (in->available == available) {
-        return;
-    }
-    in->available = available;
-    if (in->funcs && in->funcs->available) {
-        in->funcs->available(available, in->user_data);
-    }
-}
-
-static void deliver(QsAudioIn *in, const Event *e)
-{
+    QsAudioIn *in = data;
     const QsAudioInFuncs *f = in->funcs;
+    const Event *e = (const Event *)head;
 
-    switch (e->kind) {
-    case EV_READY:
-        /* As for the output listener: qemu may call before its reply to
-         * the registration arrives. */
-        if (!in->refused) {
-            set_available(in, TRUE);
-        }
-        return;
-    case EV_CLOSED:
-        if (in->available) {
-            g_warning("audio: qemu closed the capture listener connection (%s): "
-                      "no more recording", e->message);
-        }
-        set_available(in, FALSE);
-        return;
-    default:
-        break;
-    }
-    if (!f || !in->available) {
+    if (!f) {
         return;
     }
-    if (e->kind == EV_START) {
+    if (head->kind == EV_START) {
         f->start(&e->format, in->user_data);
-    } else if (e->kind == EV_STOP) {
+    } else if (head->kind == EV_STOP) {
         f->stop(in->user_data);
-    } else if (e->kind == EV_VOLUME) {
+    } else if (head->kind == EV_VOLUME) {
         f->volume(e->mute, e->volume, e->n_volume, in->user_data);
     }
 }
 
-static gboolean on_wake(gpointer data)
-{
-    QsAudioIn *in = data;
-    GQueue events;
-    Event *e;
-
-    g_mutex_lock(&in->lock);
-    events = in->events;
-    g_queue_init(&in->events);
-    g_mutex_unlock(&in->lock);
-    while ((e = g_queue_pop_head(&events))) {
-        deliver(in, e);
-        event_free(e);
-    }
-    return G_SOURCE_CONTINUE;
-}
-
-static void on_registered(const GError *error, const char *remote, gpointer data)
-{
-    QsAudioIn *in = data;
-
-    if (error) {
-        in->refused = TRUE;
-        g_message("audio: qemu refused our capture listener%s%s; no record channel is offered to clients (%s)",
-                  remote ? ": " : "", remote ? remote : "", error->message);
-    }
-    set_available(in, error == NULL);
-}
+static const QsAudioListenerClass listener_class = {
+    .new_skeleton = new_skeleton,
+    .deliver = deliver,
+    .event_free = event_free,
+};
 
 QsAudioIn *qs_audio_in_new(GDBusConnection *conn, const char *dest)
 {
     QsAudioIn *in = g_new0(QsAudioIn, 1);
-    g_autoptr(GMainContext) main_ctx = g_main_context_ref_thread_default();
 
-    in->conn = g_object_ref(conn);
-    in->dest = g_strdup(dest);
-    in->cancellable = g_cancellable_new();
-    g_mutex_init(&in->lock);
-    g_queue_init(&in->events);
-    in->wake = qs_wake_source_new("qs-audio-in-wake", on_wake, in, main_ctx);
+    in->listener = qs_audio_listener_new(conn, dest, QS_AUDIO_IN_LISTENER, &listener_class, in);
     return in;
 }
 
@@ -430,42 +317,34 @@ void qs_audio_in_set_funcs(QsAudioIn *in, const QsAudioInFuncs *funcs,
 {
     in->funcs = funcs;
     in->user_data = user_data;
+    qs_audio_listener_set_available_func(in->listener, funcs ? funcs->available : NULL,
+                                         user_data);
 }
 
 void qs_audio_in_start(QsAudioIn *in, QsDisplayAudio audio)
 {
-    g_autoptr(GError) error = NULL;
-
-    if (in->started || audio != QS_DISPLAY_AUDIO_YES) {
-        return;
+    if (audio == QS_DISPLAY_AUDIO_YES) {
+        qs_audio_listener_start(in->listener);
     }
-    in->peer = qs_p2p_peer_register(in->conn, in->dest, AUDIO_PATH, IFACE_AUDIO,
-                                     "RegisterInListener", "qs-audio-in", &peer_funcs, in,
-                                     in->cancellable, on_registered, &error);
-    if (!in->peer) {
-        g_warning("audio: %s; no recording", error->message);
-        return;
-    }
-    in->started = TRUE;
 }
 
 gboolean qs_audio_in_is_available(QsAudioIn *in)
 {
-    return in->available;
+    return qs_audio_listener_is_available(in->listener);
 }
 
 void qs_audio_in_push(QsAudioIn *in, const uint8_t *pcm, gsize size)
 {
-    g_mutex_lock(&in->lock);
+    qs_audio_listener_lock(in->listener);
     if (in->recording) {
         qs_audio_pace_push(in->recording->pace, pcm, size, g_get_monotonic_time());
     }
-    g_mutex_unlock(&in->lock);
+    qs_audio_listener_unlock(in->listener);
 }
 
 void qs_audio_in_get_counts(QsAudioIn *in, QsAudioInCounts *counts)
 {
-    g_mutex_lock(&in->lock);
+    qs_audio_listener_lock(in->listener);
     *counts = in->done;
     for (guint i = 0; i < QS_AUDIO_MAX_VOICES; i++) {
         QsAudioPaceStats st;
@@ -477,11 +356,9 @@ void qs_audio_in_get_counts(QsAudioIn *in, QsAudioInCounts *counts)
             counts->dropped += st.dropped;
         }
     }
-    g_mutex_unlock(&in->lock);
+    qs_audio_listener_unlock(in->listener);
 }
 
-/* One line at the end, when a client recorded: how much of its sound
- * reached qemu, and how much was lost to a client ahead of qemu. */
 static void log_summary(QsAudioIn *in)
 {
     QsAudioInCounts c;
@@ -502,18 +379,12 @@ void qs_audio_in_free(QsAudioIn *in)
     if (!in) {
         return;
     }
-    g_cancellable_cancel(in->cancellable);
-    g_clear_pointer(&in->peer, qs_p2p_peer_free);
+    /* qemu reads no more: the summary is final. */
+    qs_audio_listener_retire(in->listener);
     log_summary(in);
-    g_source_destroy(in->wake);
-    g_source_unref(in->wake);
-    g_queue_clear_full(&in->events, (GDestroyNotify)event_free);
+    g_clear_pointer(&in->listener, qs_audio_listener_free);
     for (guint i = 0; i < QS_AUDIO_MAX_VOICES; i++) {
         voice_clear(in, &in->voices[i]);
     }
-    g_mutex_clear(&in->lock);
-    g_object_unref(in->cancellable);
-    g_object_unref(in->conn);
-    g_free(in->dest);
     g_free(in);
 }
