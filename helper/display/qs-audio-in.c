@@ -382,7 +382,9 @@ void qs_audio_in_free(QsAudioIn *in)
     /* qemu reads no more: the summary is final. */
     qs_audio_listener_retire(in->listener);
     log_summary(in);
-    g_clear_pointer(&in->listener, qs_audio_listener_free);
+    /* Not g_clear_pointer: the peer thread's handlers use in->listener
+     * until the free has joined it. */
+    qs_audio_listener_free(in->listener);
     for (guint i = 0; i < QS_AUDIO_MAX_VOICES; i++) {
         voice_clear(in, &in->voices[i]);
     }

@@ -400,6 +400,8 @@ void qs_audio_out_free(QsAudioOut *out)
     if (!out) {
         return;
     }
-    g_clear_pointer(&out->listener, qs_audio_listener_free);
+    /* Not g_clear_pointer: the peer thread's handlers use out->listener
+     * until the free has joined it. */
+    qs_audio_listener_free(out->listener);
     g_free(out);
 }
