@@ -106,7 +106,7 @@ static void on_peer_closed(const char *why, gpointer data)
     ClosedEvent *e = g_new0(ClosedEvent, 1);
 
     e->head.kind = QS_AUDIO_EVENT_CLOSED;
-    e->message = g_strdup(why);
+    e->message = g_strdup(why ? why : "closed");
     qs_audio_listener_post(l, &e->head);
 }
 
