@@ -34,8 +34,6 @@ typedef struct {
 
 struct QsAudioIn {
     QsAudioListener *listener;
-    const QsAudioInFuncs *funcs;
-    gpointer user_data;
 
     /* Shared with the peer thread, under the listener's lock. */
     Voice voices[QS_AUDIO_MAX_VOICES];
@@ -117,27 +115,11 @@ static void voice_clear(QsAudioIn *in, Voice *v)
     *v = (Voice){ 0 };
 }
 
-static gboolean on_init(QemuDBusDisplay1AudioInListener *skel,
-                        GDBusMethodInvocation *inv, guint64 id, guchar bits,
-                        gboolean is_signed, gboolean is_float, guint freq,
-                        guchar nchannels, guint bytes_per_frame,
-                        guint bytes_per_second, gboolean be, gpointer data)
+static void voice_init(uint64_t id, const QsAudioFormat *format, gpointer data)
 {
     QsAudioIn *in = data;
-    g_autoptr(GError) error = NULL;
-    QsAudioFormat format = {
-        .bits = bits, .is_signed = is_signed, .is_float = is_float, .be = be,
-        .freq = freq, .nchannels = nchannels, .bytes_per_frame = bytes_per_frame,
-        .bytes_per_second = bytes_per_second,
-    };
     Voice *v;
 
-    if (!qs_audio_format_check(&format, &error)) {
-        g_warning("audio: capture voice %" G_GUINT64_FORMAT " ignored: %s", id,
-                  error->message);
-        qemu_dbus_display1_audio_in_listener_complete_init(skel, inv);
-        return TRUE;
-    }
     qs_audio_listener_lock(in->listener);
     v = find_voice(in, id);
     if (v) {
@@ -155,8 +137,8 @@ static gboolean on_init(QemuDBusDisplay1AudioInListener *skel,
         }
     }
     if (v) {
-        *v = (Voice){ .used = TRUE, .id = id, .format = format };
-        v->pace = qs_audio_pace_new(format.bytes_per_frame, format.bytes_per_second,
+        *v = (Voice){ .used = TRUE, .id = id, .format = *format };
+        v->pace = qs_audio_pace_new(format->bytes_per_frame, format->bytes_per_second,
                                     MAX_QUEUE_MS);
     }
     qs_audio_listener_unlock(in->listener);
@@ -164,12 +146,9 @@ static gboolean on_init(QemuDBusDisplay1AudioInListener *skel,
         g_warning("audio: qemu has more than %u capture voices; voice %"
                   G_GUINT64_FORMAT " ignored", QS_AUDIO_MAX_VOICES, id);
     }
-    qemu_dbus_display1_audio_in_listener_complete_init(skel, inv);
-    return TRUE;
 }
 
-static gboolean on_fini(QemuDBusDisplay1AudioInListener *skel,
-                        GDBusMethodInvocation *inv, guint64 id, gpointer data)
+static void voice_fini(uint64_t id, gpointer data)
 {
     QsAudioIn *in = data;
     Voice *v;
@@ -183,13 +162,9 @@ static gboolean on_fini(QemuDBusDisplay1AudioInListener *skel,
         voice_clear(in, v);
     }
     qs_audio_listener_unlock(in->listener);
-    qemu_dbus_display1_audio_in_listener_complete_fini(skel, inv);
-    return TRUE;
 }
 
-static gboolean on_set_enabled(QemuDBusDisplay1AudioInListener *skel,
-                               GDBusMethodInvocation *inv, guint64 id,
-                               gboolean enabled, gpointer data)
+static void voice_enable(uint64_t id, gboolean enabled, gpointer data)
 {
     QsAudioIn *in = data;
     Voice *v;
@@ -205,17 +180,12 @@ static gboolean on_set_enabled(QemuDBusDisplay1AudioInListener *skel,
         }
     }
     qs_audio_listener_unlock(in->listener);
-    qemu_dbus_display1_audio_in_listener_complete_set_enabled(skel, inv);
-    return TRUE;
 }
 
-static gboolean on_set_volume(QemuDBusDisplay1AudioInListener *skel,
-                              GDBusMethodInvocation *inv, guint64 id,
-                              gboolean mute, GVariant *volume, gpointer data)
+static void voice_volume(uint64_t id, gboolean mute, const uint8_t *volume, gsize n,
+                      gpointer data)
 {
     QsAudioIn *in = data;
-    gsize n = 0;
-    const uint8_t *vol = g_variant_get_fixed_array(volume, &n, 1);
     Voice *v;
 
     qs_audio_listener_lock(in->listener);
@@ -226,12 +196,10 @@ static gboolean on_set_volume(QemuDBusDisplay1AudioInListener *skel,
 
         e->mute = !!mute;
         e->n_volume = (guint)MIN(n, (gsize)QS_AUDIO_MAX_CHANNELS);
-        memcpy(e->volume, vol, e->n_volume);
+        memcpy(e->volume, volume, e->n_volume);
         post_locked(in, e);
     }
     qs_audio_listener_unlock(in->listener);
-    qemu_dbus_display1_audio_in_listener_complete_set_volume(skel, inv);
-    return TRUE;
 }
 
 static gboolean on_read(QemuDBusDisplay1AudioInListener *skel,
@@ -261,48 +229,48 @@ static gboolean on_read(QemuDBusDisplay1AudioInListener *skel,
     return TRUE;
 }
 
-static GDBusInterfaceSkeleton *new_skeleton(gpointer data)
-{
-    static const char *const no_ifaces[] = { NULL };
-    QemuDBusDisplay1AudioInListener *skel =
-        qemu_dbus_display1_audio_in_listener_skeleton_new();
-
-    qemu_dbus_display1_audio_in_listener_set_interfaces(skel, no_ifaces);
-    g_object_connect(skel,
-        "signal::handle-init", on_init, data,
-        "signal::handle-fini", on_fini, data,
-        "signal::handle-set-enabled", on_set_enabled, data,
-        "signal::handle-set-volume", on_set_volume, data,
-        "signal::handle-read", on_read, data,
-        NULL);
-    return G_DBUS_INTERFACE_SKELETON(skel);
-}
-
 /* ---- main context ---------------------------------------------------------- */
 
-static void deliver(const QsAudioEvent *head, gpointer data)
+static void deliver(const QsAudioEvent *head, gconstpointer funcs, gpointer user_data)
 {
-    QsAudioIn *in = data;
-    const QsAudioInFuncs *f = in->funcs;
+    const QsAudioInFuncs *f = funcs;
     const Event *e = (const Event *)head;
 
-    if (!f) {
-        return;
-    }
     if (head->kind == EV_START) {
-        f->start(&e->format, in->user_data);
+        f->start(&e->format, user_data);
     } else if (head->kind == EV_STOP) {
-        f->stop(in->user_data);
+        f->stop(user_data);
     } else if (head->kind == EV_VOLUME) {
-        f->volume(e->mute, e->volume, e->n_volume, in->user_data);
+        f->volume(e->mute, e->volume, e->n_volume, user_data);
     }
 }
 
 static const QsAudioListenerClass listener_class = {
-    .new_skeleton = new_skeleton,
+    .init = voice_init,
+    .fini = voice_fini,
+    .enabled = voice_enable,
+    .volume = voice_volume,
+    .call = G_CALLBACK(on_read),
     .deliver = deliver,
     .event_free = event_free,
 };
+
+/* One line at the end, when a client recorded: how much of its sound
+ * reached qemu, and how much was lost to a client ahead of qemu. */
+static void log_summary(QsAudioIn *in)
+{
+    QsAudioInCounts c;
+    double bps;
+
+    qs_audio_in_get_counts(in, &c);
+    if (c.client == 0 || in->bytes_per_second == 0) {
+        return;
+    }
+    bps = (double)in->bytes_per_second;
+    g_message("record: %.1f s of the clients' sound reached qemu, %.1f s of silence "
+              "where none came, %.3f s dropped (sent faster than qemu read)",
+              (double)c.client / bps, (double)c.silence / bps, (double)c.dropped / bps);
+}
 
 QsAudioIn *qs_audio_in_new(GDBusConnection *conn, const char *dest)
 {
@@ -312,13 +280,28 @@ QsAudioIn *qs_audio_in_new(GDBusConnection *conn, const char *dest)
     return in;
 }
 
+void qs_audio_in_free(QsAudioIn *in)
+{
+    if (!in) {
+        return;
+    }
+    /* qemu reads no more: the summary is final. */
+    qs_audio_listener_retire(in->listener);
+    log_summary(in);
+    /* Not g_clear_pointer: the peer thread's handlers use in->listener
+     * until the free has joined it. */
+    qs_audio_listener_free(in->listener);
+    for (guint i = 0; i < QS_AUDIO_MAX_VOICES; i++) {
+        voice_clear(in, &in->voices[i]);
+    }
+    g_free(in);
+}
+
 void qs_audio_in_set_funcs(QsAudioIn *in, const QsAudioInFuncs *funcs,
                            gpointer user_data)
 {
-    in->funcs = funcs;
-    in->user_data = user_data;
-    qs_audio_listener_set_available_func(in->listener, funcs ? funcs->available : NULL,
-                                         user_data);
+    qs_audio_listener_set_funcs(in->listener, funcs, funcs ? funcs->available : NULL,
+                                user_data);
 }
 
 void qs_audio_in_start(QsAudioIn *in, QsDisplayAudio audio)
@@ -357,36 +340,4 @@ void qs_audio_in_get_counts(QsAudioIn *in, QsAudioInCounts *counts)
         }
     }
     qs_audio_listener_unlock(in->listener);
-}
-
-static void log_summary(QsAudioIn *in)
-{
-    QsAudioInCounts c;
-    double bps;
-
-    qs_audio_in_get_counts(in, &c);
-    if (c.client == 0 || in->bytes_per_second == 0) {
-        return;
-    }
-    bps = (double)in->bytes_per_second;
-    g_message("record: %.1f s of the clients' sound reached qemu, %.1f s of silence "
-              "where none came, %.3f s dropped (sent faster than qemu read)",
-              (double)c.client / bps, (double)c.silence / bps, (double)c.dropped / bps);
-}
-
-void qs_audio_in_free(QsAudioIn *in)
-{
-    if (!in) {
-        return;
-    }
-    /* qemu reads no more: the summary is final. */
-    qs_audio_listener_retire(in->listener);
-    log_summary(in);
-    /* Not g_clear_pointer: the peer thread's handlers use in->listener
-     * until the free has joined it. */
-    qs_audio_listener_free(in->listener);
-    for (guint i = 0; i < QS_AUDIO_MAX_VOICES; i++) {
-        voice_clear(in, &in->voices[i]);
-    }
-    g_free(in);
 }

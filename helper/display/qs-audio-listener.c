@@ -4,9 +4,12 @@
 
 #include "display/qs-p2p-peer.h"
 #include "util/qs-wake.h"
+#include "qs-dbus-display1.h"
 
 #define AUDIO_PATH "/org/qemu/Display1/Audio"
 #define IFACE_AUDIO "org.qemu.Display1.Audio"
+#define MAX_FREQ 192000u
+#define MIN_FREQ 1000u
 
 typedef struct {
     const char *method;         /* on qemu's Audio */
@@ -16,6 +19,9 @@ typedef struct {
      * qemu closed the `what` connection, so `lost`; could not register,
      * so `failed`; registered: `registered` (NULL: no line). */
     const char *what, *refused, *lost, *failed, *registered;
+    const char *voice;          /* qemu's Init for this `voice` is refused */
+    GType (*skeleton_type)(void);   /* our object's generated skeleton */
+    const char *call;           /* its signal for the direction's own call */
 } Direction;
 
 /* In the order of Direction's fields. */
@@ -24,11 +30,13 @@ static const Direction directions[] = {
         "RegisterOutListener", "/org/qemu/Display1/AudioOutListener", "qs-audio-out",
         "audio listener", "no sound channel is offered to clients",
         "no more sound for clients", "no sound",
-        "registered with qemu's D-Bus audio: sound is offered to clients" },
+        "registered with qemu's D-Bus audio: sound is offered to clients", "voice",
+        qemu_dbus_display1_audio_out_listener_skeleton_get_type, "handle-write" },
     [QS_AUDIO_IN_LISTENER] = {
         "RegisterInListener", "/org/qemu/Display1/AudioInListener", "qs-audio-in",
         "capture listener", "no record channel is offered to clients",
-        "no more recording", "no recording", NULL },
+        "no more recording", "no recording", NULL, "capture voice",
+        qemu_dbus_display1_audio_in_listener_skeleton_get_type, "handle-read" },
 };
 
 typedef struct {
@@ -40,8 +48,9 @@ struct QsAudioListener {
     const Direction *dir;
     const QsAudioListenerClass *klass;
     gpointer data;
+    gconstpointer funcs;            /* the owner's, for `deliver` */
     QsAudioAvailableFunc available_func;
-    gpointer available_data;
+    gpointer user_data;
     GDBusConnection *conn;          /* main connection to qemu */
     char *dest;
     GCancellable *cancellable;
@@ -56,6 +65,33 @@ struct QsAudioListener {
     QsP2pPeer *peer;
     GDBusInterfaceSkeleton *skel;
 };
+
+gboolean qs_audio_format_check(const QsAudioFormat *f, GError **error)
+{
+    const char *why = NULL;
+
+    if (f->bits != 8 && f->bits != 16 && f->bits != 32) {
+        why = "sample size is not 8, 16 or 32 bits";
+    } else if (f->is_float && f->bits != 32) {
+        why = "float samples that are not 32 bits";
+    } else if (f->nchannels == 0 || f->nchannels > QS_AUDIO_MAX_CHANNELS) {
+        why = "channel count out of range";
+    } else if (f->freq < MIN_FREQ || f->freq > MAX_FREQ) {
+        why = "rate out of range";
+    } else if (f->bytes_per_frame != (uint32_t)f->bits / 8 * f->nchannels) {
+        why = "bytes per frame do not match the sample size and channels";
+    } else if (f->bytes_per_second != f->freq * f->bytes_per_frame) {
+        why = "bytes per second do not match the rate";
+    }
+    if (why) {
+        g_set_error(error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
+                    "audio format %u bits%s%s, %u Hz, %u channels, %u/%u bytes: %s",
+                    f->bits, f->is_signed ? " signed" : "", f->is_float ? " float" : "",
+                    f->freq, f->nchannels, f->bytes_per_frame, f->bytes_per_second, why);
+        return FALSE;
+    }
+    return TRUE;
+}
 
 static void event_free(QsAudioListener *l, QsAudioEvent *e)
 {
@@ -99,6 +135,70 @@ void qs_audio_listener_post(QsAudioListener *l, QsAudioEvent *e)
 
 /* ---- peer thread ----------------------------------------------------------- */
 
+/* qemu's calls to either listener; each is answered after the work, so
+ * qemu's next call (or a test) finds it done. */
+static gboolean on_init(GDBusInterfaceSkeleton *skel, GDBusMethodInvocation *inv,
+                        guint64 id, guchar bits, gboolean is_signed,
+                        gboolean is_float, guint freq, guchar nchannels,
+                        guint bytes_per_frame, guint bytes_per_second,
+                        gboolean be, gpointer data)
+{
+    QsAudioListener *l = data;
+    g_autoptr(GError) error = NULL;
+    QsAudioFormat format = {
+        .bits = bits, .is_signed = is_signed, .is_float = is_float, .be = be,
+        .freq = freq, .nchannels = nchannels, .bytes_per_frame = bytes_per_frame,
+        .bytes_per_second = bytes_per_second,
+    };
+
+    (void)skel;
+    if (!qs_audio_format_check(&format, &error)) {
+        g_warning("audio: %s %" G_GUINT64_FORMAT " ignored: %s", l->dir->voice, id,
+                  error->message);
+    } else {
+        l->klass->init(id, &format, l->data);
+    }
+    g_dbus_method_invocation_return_value(inv, g_variant_new("()"));
+    return TRUE;
+}
+
+static gboolean on_fini(GDBusInterfaceSkeleton *skel, GDBusMethodInvocation *inv,
+                        guint64 id, gpointer data)
+{
+    QsAudioListener *l = data;
+
+    (void)skel;
+    l->klass->fini(id, l->data);
+    g_dbus_method_invocation_return_value(inv, g_variant_new("()"));
+    return TRUE;
+}
+
+static gboolean on_set_enabled(GDBusInterfaceSkeleton *skel,
+                               GDBusMethodInvocation *inv, guint64 id,
+                               gboolean enabled, gpointer data)
+{
+    QsAudioListener *l = data;
+
+    (void)skel;
+    l->klass->enabled(id, enabled, l->data);
+    g_dbus_method_invocation_return_value(inv, g_variant_new("()"));
+    return TRUE;
+}
+
+static gboolean on_set_volume(GDBusInterfaceSkeleton *skel,
+                              GDBusMethodInvocation *inv, guint64 id,
+                              gboolean mute, GVariant *volume, gpointer data)
+{
+    QsAudioListener *l = data;
+    gsize n = 0;
+    const uint8_t *v = g_variant_get_fixed_array(volume, &n, 1);
+
+    (void)skel;
+    l->klass->volume(id, mute, v, n, l->data);
+    g_dbus_method_invocation_return_value(inv, g_variant_new("()"));
+    return TRUE;
+}
+
 /* qemu's connection ended or could not be made. */
 static void on_peer_closed(const char *why, gpointer data)
 {
@@ -112,10 +212,18 @@ static void on_peer_closed(const char *why, gpointer data)
 
 static gboolean on_peer_export(GDBusConnection *conn, gpointer data, GError **error)
 {
+    static const char *const no_ifaces[] = { NULL };
     QsAudioListener *l = data;
     QsAudioEvent *ready;
 
-    l->skel = l->klass->new_skeleton(l->data);
+    l->skel = g_object_new(l->dir->skeleton_type(), "interfaces", no_ifaces, NULL);
+    g_signal_connect(l->skel, l->dir->call, l->klass->call, l->data);
+    g_object_connect(l->skel,
+        "signal::handle-init", on_init, l,
+        "signal::handle-fini", on_fini, l,
+        "signal::handle-set-enabled", on_set_enabled, l,
+        "signal::handle-set-volume", on_set_volume, l,
+        NULL);
     if (!g_dbus_interface_skeleton_export(l->skel, conn, l->dir->path, error)) {
         return FALSE;
     }
@@ -132,6 +240,7 @@ static void on_peer_unexport(gpointer data)
 
     if (l->skel) {
         g_dbus_interface_skeleton_unexport(l->skel);
+        g_signal_handlers_disconnect_by_data(l->skel, l);
         g_signal_handlers_disconnect_by_data(l->skel, l->data);
         g_clear_object(&l->skel);
     }
@@ -155,7 +264,7 @@ static void set_available(QsAudioListener *l, gboolean available)
         g_message("audio: %s", l->dir->registered);
     }
     if (l->available_func) {
-        l->available_func(available, l->available_data);
+        l->available_func(available, l->user_data);
     }
 }
 
@@ -180,8 +289,8 @@ static void deliver(QsAudioListener *l, const QsAudioEvent *e)
     default:
         break;
     }
-    if (l->available) {
-        l->klass->deliver(e, l->data);
+    if (l->available && l->funcs) {
+        l->klass->deliver(e, l->funcs, l->user_data);
     }
 }
 
@@ -260,12 +369,12 @@ void qs_audio_listener_start(QsAudioListener *l)
     l->started = TRUE;
 }
 
-void qs_audio_listener_set_available_func(QsAudioListener *l,
-                                          QsAudioAvailableFunc func,
-                                          gpointer user_data)
+void qs_audio_listener_set_funcs(QsAudioListener *l, gconstpointer funcs,
+                                 QsAudioAvailableFunc available, gpointer user_data)
 {
-    l->available_func = func;
-    l->available_data = user_data;
+    l->funcs = funcs;
+    l->available_func = available;
+    l->user_data = user_data;
 }
 
 gboolean qs_audio_listener_is_available(QsAudioListener *l)

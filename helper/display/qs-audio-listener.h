@@ -1,13 +1,16 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* What both audio listeners share: registration with qemu, the peer thread, the event queue to the main context. */
+/* What both audio listeners share: registration with qemu, the peer thread, the calls both take, the event queue to the main context. */
 #pragma once
 
 #include <gio/gio.h>
+#include <stdint.h>
 
 /*
  * qemu takes an audio listener (Audio.RegisterOutListener or
  * RegisterInListener) and connects to it over a socket pair served by a
- * thread of its own (QsP2pPeer). What qemu says there reaches the main
+ * thread of its own (QsP2pPeer). Both listeners take Init, Fini,
+ * SetEnabled and SetVolume with the same arguments; each direction adds
+ * one call of its own (Write, Read). What qemu says reaches the main
  * context as events, in order, through one queue under one lock; the lock
  * is the direction's too, for whatever else its peer thread shares with the
  * main context (the voices and what bounds them).
@@ -16,6 +19,26 @@
  * before its reply to the registration arrives) unless qemu refused it,
  * and no longer once the connection closes.
  */
+
+/* Voices followed at once; qemu has one per audiodev in practice. */
+#define QS_AUDIO_MAX_VOICES 8
+#define QS_AUDIO_MAX_CHANNELS 8
+
+/* qemu's Init arguments, validated (qs_audio_format_check). */
+typedef struct {
+    uint8_t bits;               /* 8, 16 or 32 */
+    gboolean is_signed;
+    gboolean is_float;          /* only with 32 bits */
+    gboolean be;                /* big-endian samples */
+    uint32_t freq;              /* frames per second */
+    uint8_t nchannels;          /* 1..QS_AUDIO_MAX_CHANNELS, interleaved */
+    uint32_t bytes_per_frame;   /* bits / 8 * nchannels */
+    uint32_t bytes_per_second;  /* freq * bytes_per_frame */
+} QsAudioFormat;
+
+/* Is this a format qemu can mean, and one we can bound? Peer input. */
+gboolean qs_audio_format_check(const QsAudioFormat *format, GError **error);
+
 typedef struct QsAudioListener QsAudioListener;
 
 /* The head of every event; a direction's kinds start at
@@ -38,10 +61,21 @@ typedef enum {
 } QsAudioDirection;
 
 typedef struct {
-    /* Peer thread: our object, its handlers connected to `data`. */
-    GDBusInterfaceSkeleton *(*new_skeleton)(gpointer data);
-    /* Main context: a direction's event, in qemu's order, while available. */
-    void (*deliver)(const QsAudioEvent *e, gpointer data);
+    /* Peer thread: qemu's calls both listeners take, in qemu's order; each
+     * call is answered once its function returns. Init's format is valid
+     * (qs_audio_format_check; an invalid one is one log line). */
+    void (*init)(uint64_t id, const QsAudioFormat *format, gpointer data);
+    void (*fini)(uint64_t id, gpointer data);
+    void (*enabled)(uint64_t id, gboolean enabled, gpointer data);
+    /* volume: n values 0..255, one per channel (n may be 0). */
+    void (*volume)(uint64_t id, gboolean mute, const uint8_t *volume, gsize n,
+                   gpointer data);
+    /* Peer thread: the handler of the direction's own call on our object
+     * (AudioOutListener.Write, AudioInListener.Read), given `data`. */
+    GCallback call;
+    /* Main context: a direction's event, in qemu's order, while available
+     * and the direction's owner has set its `funcs` (given back here). */
+    void (*deliver)(const QsAudioEvent *e, gconstpointer funcs, gpointer user_data);
     void (*event_free)(QsAudioEvent *e);
     /* Main context, with the lock held: `e` leaves the queue (optional). */
     void (*taken)(const QsAudioEvent *e, gpointer data);
@@ -65,10 +99,10 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(QsAudioListener, qs_audio_listener_free)
 
 /* Main context: registered (TRUE), or refused / connection lost. */
 typedef void (*QsAudioAvailableFunc)(gboolean available, gpointer user_data);
-/* Whom to tell (NULL: nobody). */
-void qs_audio_listener_set_available_func(QsAudioListener *l,
-                                          QsAudioAvailableFunc func,
-                                          gpointer user_data);
+/* The owner's functions (a direction's own table, NULL: none), handed to
+ * `deliver`, and which of them tells availability. */
+void qs_audio_listener_set_funcs(QsAudioListener *l, gconstpointer funcs,
+                                 QsAudioAvailableFunc available, gpointer user_data);
 gboolean qs_audio_listener_is_available(QsAudioListener *l);
 
 void qs_audio_listener_lock(QsAudioListener *l);

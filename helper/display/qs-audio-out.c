@@ -7,8 +7,6 @@
 #include "display/qs-audio-listener.h"
 #include "qs-dbus-display1.h"
 
-#define MAX_FREQ 192000u
-#define MIN_FREQ 1000u
 
 typedef enum {
     EV_INIT = QS_AUDIO_EVENT_OWN,
@@ -39,40 +37,11 @@ typedef struct {
 
 struct QsAudioOut {
     QsAudioListener *listener;
-    const QsAudioOutFuncs *funcs;
-    gpointer user_data;
 
     /* Shared with the listener thread, under the listener's lock. */
     Voice voices[QS_AUDIO_MAX_VOICES];
     guint64 dropped;                /* atomic */
 };
-
-gboolean qs_audio_format_check(const QsAudioFormat *f, GError **error)
-{
-    const char *why = NULL;
-
-    if (f->bits != 8 && f->bits != 16 && f->bits != 32) {
-        why = "sample size is not 8, 16 or 32 bits";
-    } else if (f->is_float && f->bits != 32) {
-        why = "float samples that are not 32 bits";
-    } else if (f->nchannels == 0 || f->nchannels > QS_AUDIO_MAX_CHANNELS) {
-        why = "channel count out of range";
-    } else if (f->freq < MIN_FREQ || f->freq > MAX_FREQ) {
-        why = "rate out of range";
-    } else if (f->bytes_per_frame != (uint32_t)f->bits / 8 * f->nchannels) {
-        why = "bytes per frame do not match the sample size and channels";
-    } else if (f->bytes_per_second != f->freq * f->bytes_per_frame) {
-        why = "bytes per second do not match the rate";
-    }
-    if (why) {
-        g_set_error(error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
-                    "audio format %u bits%s%s, %u Hz, %u channels, %u/%u bytes: %s",
-                    f->bits, f->is_signed ? " signed" : "", f->is_float ? " float" : "",
-                    f->freq, f->nchannels, f->bytes_per_frame, f->bytes_per_second, why);
-        return FALSE;
-    }
-    return TRUE;
-}
 
 static void event_free(QsAudioEvent *head)
 {
@@ -207,68 +176,38 @@ static Event *event_new(EventKind kind, uint64_t id)
     return e;
 }
 
-static gboolean on_init(QemuDBusDisplay1AudioOutListener *skel,
-                        GDBusMethodInvocation *inv, guint64 id, guchar bits,
-                        gboolean is_signed, gboolean is_float, guint freq,
-                        guchar nchannels, guint bytes_per_frame,
-                        guint bytes_per_second, gboolean be, gpointer data)
+static void post_init(uint64_t id, const QsAudioFormat *format, gpointer data)
 {
-    QsAudioOut *out = data;
-    g_autoptr(GError) error = NULL;
     Event *e = event_new(EV_INIT, id);
 
-    e->format = (QsAudioFormat){
-        .bits = bits, .is_signed = is_signed, .is_float = is_float, .be = be,
-        .freq = freq, .nchannels = nchannels, .bytes_per_frame = bytes_per_frame,
-        .bytes_per_second = bytes_per_second,
-    };
-    if (!qs_audio_format_check(&e->format, &error)) {
-        g_warning("audio: voice %" G_GUINT64_FORMAT " ignored: %s", id, error->message);
-        event_free(&e->head);
-    } else {
-        post(out, e);
-    }
-    /* After the work, so qemu's next call (or a test) finds it done. */
-    qemu_dbus_display1_audio_out_listener_complete_init(skel, inv);
-    return TRUE;
+    e->format = *format;
+    post(data, e);
 }
 
-static gboolean on_fini(QemuDBusDisplay1AudioOutListener *skel,
-                        GDBusMethodInvocation *inv, guint64 id, gpointer data)
+static void post_fini(uint64_t id, gpointer data)
 {
     post(data, event_new(EV_FINI, id));
-    qemu_dbus_display1_audio_out_listener_complete_fini(skel, inv);
-    return TRUE;
 }
 
-static gboolean on_set_enabled(QemuDBusDisplay1AudioOutListener *skel,
-                               GDBusMethodInvocation *inv, guint64 id,
-                               gboolean enabled, gpointer data)
+static void post_enabled(uint64_t id, gboolean enabled, gpointer data)
 {
     Event *e = event_new(EV_ENABLED, id);
 
     e->flag = enabled;
     post(data, e);
-    qemu_dbus_display1_audio_out_listener_complete_set_enabled(skel, inv);
-    return TRUE;
 }
 
-static gboolean on_set_volume(QemuDBusDisplay1AudioOutListener *skel,
-                              GDBusMethodInvocation *inv, guint64 id,
-                              gboolean mute, GVariant *volume, gpointer data)
+static void post_volume(uint64_t id, gboolean mute, const uint8_t *volume, gsize n,
+                      gpointer data)
 {
     Event *e = event_new(EV_VOLUME, id);
-    gsize n = 0;
-    const uint8_t *v = g_variant_get_fixed_array(volume, &n, 1);
 
     e->flag = mute;
     e->n_volume = (guint)MIN(n, (gsize)QS_AUDIO_MAX_CHANNELS);
     if (e->n_volume) {
-        memcpy(e->volume, v, e->n_volume);
+        memcpy(e->volume, volume, e->n_volume);
     }
     post(data, e);
-    qemu_dbus_display1_audio_out_listener_complete_set_volume(skel, inv);
-    return TRUE;
 }
 
 static gboolean on_write(QemuDBusDisplay1AudioOutListener *skel,
@@ -284,49 +223,28 @@ static gboolean on_write(QemuDBusDisplay1AudioOutListener *skel,
     return TRUE;
 }
 
-static GDBusInterfaceSkeleton *new_skeleton(gpointer data)
-{
-    static const char *const no_ifaces[] = { NULL };
-    QemuDBusDisplay1AudioOutListener *skel =
-        qemu_dbus_display1_audio_out_listener_skeleton_new();
-
-    qemu_dbus_display1_audio_out_listener_set_interfaces(skel, no_ifaces);
-    g_object_connect(skel,
-        "signal::handle-init", on_init, data,
-        "signal::handle-fini", on_fini, data,
-        "signal::handle-set-enabled", on_set_enabled, data,
-        "signal::handle-set-volume", on_set_volume, data,
-        "signal::handle-write", on_write, data,
-        NULL);
-    return G_DBUS_INTERFACE_SKELETON(skel);
-}
-
 /* ---- main context ---------------------------------------------------------- */
 
-static void deliver(const QsAudioEvent *head, gpointer data)
+static void deliver(const QsAudioEvent *head, gconstpointer funcs, gpointer user_data)
 {
-    QsAudioOut *out = data;
-    const QsAudioOutFuncs *f = out->funcs;
+    const QsAudioOutFuncs *f = funcs;
     const Event *e = (const Event *)head;
 
-    if (!f) {
-        return;
-    }
     switch ((EventKind)head->kind) {
     case EV_INIT:
-        f->init(e->id, &e->format, out->user_data);
+        f->init(e->id, &e->format, user_data);
         break;
     case EV_FINI:
-        f->fini(e->id, out->user_data);
+        f->fini(e->id, user_data);
         break;
     case EV_ENABLED:
-        f->enabled(e->id, e->flag, out->user_data);
+        f->enabled(e->id, e->flag, user_data);
         break;
     case EV_VOLUME:
-        f->volume(e->id, e->flag, e->volume, e->n_volume, out->user_data);
+        f->volume(e->id, e->flag, e->volume, e->n_volume, user_data);
         break;
     case EV_WRITE:
-        f->write(e->id, e->pcm, out->user_data);
+        f->write(e->id, e->pcm, user_data);
         break;
     }
 }
@@ -344,7 +262,11 @@ static void taken(const QsAudioEvent *head, gpointer data)
 }
 
 static const QsAudioListenerClass listener_class = {
-    .new_skeleton = new_skeleton,
+    .init = post_init,
+    .fini = post_fini,
+    .enabled = post_enabled,
+    .volume = post_volume,
+    .call = G_CALLBACK(on_write),
     .deliver = deliver,
     .event_free = event_free,
     .taken = taken,
@@ -358,13 +280,22 @@ QsAudioOut *qs_audio_out_new(GDBusConnection *conn, const char *dest)
     return out;
 }
 
+void qs_audio_out_free(QsAudioOut *out)
+{
+    if (!out) {
+        return;
+    }
+    /* Not g_clear_pointer: the peer thread's handlers use out->listener
+     * until the free has joined it. */
+    qs_audio_listener_free(out->listener);
+    g_free(out);
+}
+
 void qs_audio_out_set_funcs(QsAudioOut *out, const QsAudioOutFuncs *funcs,
                             gpointer user_data)
 {
-    out->funcs = funcs;
-    out->user_data = user_data;
-    qs_audio_listener_set_available_func(out->listener, funcs ? funcs->available : NULL,
-                                         user_data);
+    qs_audio_listener_set_funcs(out->listener, funcs, funcs ? funcs->available : NULL,
+                                user_data);
 }
 
 void qs_audio_out_start(QsAudioOut *out, QsDisplayAudio audio)
@@ -393,15 +324,4 @@ gboolean qs_audio_out_is_available(QsAudioOut *out)
 uint64_t qs_audio_out_get_dropped(QsAudioOut *out)
 {
     return g_atomic_pointer_get(&out->dropped);
-}
-
-void qs_audio_out_free(QsAudioOut *out)
-{
-    if (!out) {
-        return;
-    }
-    /* Not g_clear_pointer: the peer thread's handlers use out->listener
-     * until the free has joined it. */
-    qs_audio_listener_free(out->listener);
-    g_free(out);
 }
