@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* The display channel's protocol side: surfaces, MARK, client messages, timers. */
+/* The display channel's protocol side: client messages, timers, the channel's life. */
 #include "channels/qs-display-private.h"
 
 #include <spice/enums.h>
@@ -9,58 +9,6 @@ gboolean qs_display_send(QsDisplayChannel *dc, uint16_t type, GBytes *payload)
 {
     dc->stats.messages++;
     return qs_channel_send(&dc->base, type, payload);
-}
-
-void qs_display_forget_surface(QsDisplayChannel *dc)
-{
-    qs_display_streams_destroy_all(dc, dc->surface_created);
-    if (dc->surface_created) {
-        qs_display_send(dc, SPICE_MSG_DISPLAY_SURFACE_DESTROY,
-                        qs_msg_surface_destroy(0));
-        dc->surface_created = FALSE;
-    }
-    dc->mark_pending = FALSE;
-}
-
-/* The surface of `damage` exists on the client; a new one (resize) is
- * SURFACE_DESTROY, SURFACE_CREATE, full image, MONITORS_CONFIG, MARK
- * (spice-protocol.md §3.4). FALSE when the console has no surface. */
-gboolean qs_display_ensure_surface(QsDisplayChannel *dc, const QsScreenDamage *damage,
-                                   int64_t now_us)
-{
-    if (!damage->enabled) {
-        qs_display_forget_surface(dc);
-        return FALSE;
-    }
-    if (!damage->new_surface && dc->surface_created && damage->serial == dc->serial &&
-        damage->width == dc->width && damage->height == dc->height) {
-        return TRUE;
-    }
-    qs_display_forget_surface(dc);
-    dc->serial = damage->serial;
-    dc->width = damage->width;
-    dc->height = damage->height;
-    qs_display_send(dc, SPICE_MSG_DISPLAY_SURFACE_CREATE,
-                    qs_msg_surface_create(0, dc->width, dc->height,
-                                          SPICE_SURFACE_FMT_32_xRGB,
-                                          SPICE_SURFACE_FLAGS_PRIMARY));
-    dc->surface_created = TRUE;
-    dc->mark_pending = TRUE;
-    qs_display_sender_reset(dc, now_us);
-    g_debug("display: surface %ux%u", dc->width, dc->height);
-    return TRUE;
-}
-
-void qs_display_send_mark(QsDisplayChannel *dc)
-{
-    if (qs_channel_has_cap(&dc->base, SPICE_DISPLAY_CAP_MONITORS_CONFIG)) {
-        QsMonitor head = { 0, 0, dc->width, dc->height, 0, 0, 0 };
-
-        qs_display_send(dc, SPICE_MSG_DISPLAY_MONITORS_CONFIG,
-                        qs_msg_monitors_config(&head, 1, 1));
-    }
-    qs_display_send(dc, SPICE_MSG_DISPLAY_MARK, NULL);
-    dc->mark_pending = FALSE;
 }
 
 static gboolean on_wake(gpointer user_data)
@@ -74,7 +22,7 @@ static gboolean on_wake(gpointer user_data)
     return G_SOURCE_REMOVE;
 }
 
-/* One timer for every deadline of the send loop: the earliest wins. */
+/* One timer for every deadline the plan names: the earliest wins. */
 void qs_display_arm_wake(QsDisplayChannel *dc, int64_t at_us)
 {
     int64_t now = g_get_monotonic_time();
@@ -105,6 +53,18 @@ static gboolean on_ping_timer(gpointer user_data)
     return G_SOURCE_CONTINUE;
 }
 
+static void preferred_codecs(QsDisplayChannel *dc, const uint8_t *codecs, uint32_t n)
+{
+    for (uint32_t i = 0; i < n; i++) {
+        if (codecs[i] == SPICE_VIDEO_CODEC_TYPE_MJPEG ||
+            codecs[i] == SPICE_VIDEO_CODEC_TYPE_H264) {
+            qs_display_plan_prefer_mjpeg(dc->plan, codecs[i] == SPICE_VIDEO_CODEC_TYPE_MJPEG);
+            return;
+        }
+    }
+    qs_display_plan_prefer_mjpeg(dc->plan, FALSE);
+}
+
 static gboolean display_handle(QsChannel *ch, const QsClientMsg *msg, GError **error)
 {
     QsDisplayChannel *dc = (QsDisplayChannel *)ch;
@@ -117,13 +77,22 @@ static gboolean display_handle(QsChannel *ch, const QsClientMsg *msg, GError **e
         qs_display_channel_pump(ch);
         break;
     case SPICE_MSGC_DISPLAY_PREFERRED_COMPRESSION:
-        dc->prefer_bitmap = msg->u.compression == SPICE_IMAGE_COMPRESSION_OFF;
+        qs_display_plan_prefer_bitmap(dc->plan,
+                                      msg->u.compression == SPICE_IMAGE_COMPRESSION_OFF);
         break;
     case SPICE_MSGC_DISPLAY_STREAM_REPORT:
-        qs_display_streams_report(dc, msg);
+        if (qs_display_plan_stream_report(dc->plan, msg->u.stream_report.stream_id,
+                                          msg->u.stream_report.unique_id,
+                                          msg->u.stream_report.end_frame_mm_time,
+                                          msg->u.stream_report.num_frames,
+                                          msg->u.stream_report.num_drops,
+                                          msg->u.stream_report.last_frame_delay,
+                                          g_get_monotonic_time())) {
+            qs_display_channel_pump(ch);
+        }
         break;
     case SPICE_MSGC_DISPLAY_PREFERRED_VIDEO_CODEC_TYPE:
-        qs_display_streams_preferred(dc, msg->u.bytes.data, msg->u.bytes.len);
+        preferred_codecs(dc, msg->u.bytes.data, msg->u.bytes.len);
         break;
     default:
         /* GL_DRAW_DONE: no GL scanout over TCP. */
@@ -141,8 +110,8 @@ static void display_pong(QsChannel *ch, uint32_t id, int64_t now_us)
 {
     QsDisplayChannel *dc = (QsDisplayChannel *)ch;
 
-    /* What the client read may free budget a blocked pump waits for. */
-    if (qs_e2e_on_pong(dc->e2e, dc->bwe, now_us, id)) {
+    /* What the client read may free budget a waiting plan wants. */
+    if (qs_display_plan_pong(dc->plan, now_us, id)) {
         qs_display_channel_pump(ch);
     }
 }
@@ -152,7 +121,7 @@ static void display_finalize(QsChannel *ch)
     QsDisplayChannel *dc = (QsDisplayChannel *)ch;
 
     qs_display_stats_log(dc);
-    qs_display_streams_destroy_all(dc, FALSE);
+    qs_display_video_free_all(dc);
     if (dc->wake) {
         g_source_destroy(dc->wake);
         g_source_unref(dc->wake);
@@ -163,7 +132,8 @@ static void display_finalize(QsChannel *ch)
     if (g_atomic_int_dec_and_test(&dc->life->ref)) {
         g_free(dc->life);
     }
-    qs_display_sender_clear(dc);
+    qs_display_plan_free(dc->plan);
+    g_free(dc->pixels);
     qs_screen_watch_free(dc->watch);
     g_main_context_unref(dc->context);
 }
@@ -181,6 +151,16 @@ QsChannel *qs_display_channel_new(QsSession *session, QsConn *conn)
 {
     QsDisplayChannel *dc = (QsDisplayChannel *)qs_channel_new(
         &display_class, sizeof(QsDisplayChannel), session, conn);
+    QsPlanCaps caps = {
+        .lz4 = qs_channel_has_cap(&dc->base, SPICE_DISPLAY_CAP_LZ4_COMPRESSION),
+        .h264 = qs_channel_has_cap(&dc->base, SPICE_DISPLAY_CAP_MULTI_CODEC) &&
+                qs_channel_has_cap(&dc->base, SPICE_DISPLAY_CAP_CODEC_H264),
+        /* Every spice-gtk decodes MJPEG; without MULTI_CODEC it is the only one. */
+        .mjpeg = TRUE,
+        .max_stream_side = QS_VIDEO_MAX_SIDE,
+        .min_stream_bitrate = QS_VIDEO_MIN_BITRATE,
+        .max_stream_bitrate = QS_VIDEO_MAX_BITRATE,
+    };
 
     dc->screen = qs_channels_screen(session->hub, qs_conn_get_link_info(conn)->channel_id);
     dc->watch = qs_screen_watch_new(dc->screen);
@@ -189,12 +169,7 @@ QsChannel *qs_display_channel_new(QsSession *session, QsConn *conn)
     dc->life->ref = 1;
     dc->life->dc = dc;
     dc->stats.start_us = g_get_monotonic_time();
-    dc->h264_ok = qs_channel_has_cap(&dc->base, SPICE_DISPLAY_CAP_MULTI_CODEC) &&
-                  qs_channel_has_cap(&dc->base, SPICE_DISPLAY_CAP_CODEC_H264);
-    /* Every spice-gtk decodes MJPEG; without MULTI_CODEC it is the only one. */
-    dc->mjpeg_ok = TRUE;
-    dc->stream_rate_pct = 100;
-    qs_display_sender_init(dc);
+    dc->plan = qs_display_plan_new(&caps);
     dc->ping_timer = g_timeout_source_new(QS_DISPLAY_PING_MS);
     g_source_set_callback(dc->ping_timer, on_ping_timer, dc, NULL);
     g_source_attach(dc->ping_timer, dc->context);

@@ -5,6 +5,8 @@
 void qs_display_stats_log(QsDisplayChannel *dc)
 {
     const QsDisplayStats *st = &dc->stats;
+    const QsPlanStats *ps = qs_display_plan_stats(dc->plan);
+    const QsBwe *bwe = qs_display_plan_bwe(dc->plan);
     int64_t dur = g_get_monotonic_time() - st->start_us;
     int64_t lag_mean = -1, lag_p95 = -1;
     double secs = MAX((double)dur / G_USEC_PER_SEC, 0.001);
@@ -21,9 +23,9 @@ void qs_display_stats_log(QsDisplayChannel *dc)
               " ms p95 %" G_GINT64_FORMAT " ms; RTT min %u ms srtt %u ms; bandwidth %.2f Mbit/s",
               secs, st->bytes_written, (double)st->bytes_written * 8 / secs / 1e6,
               st->messages, st->images[QS_IMAGE_CODEC_BITMAP], st->images[QS_IMAGE_CODEC_LZ4],
-              st->images[QS_IMAGE_CODEC_JPEG], st->image_bytes, st->repairs, st->streams,
-              st->frames, st->frame_bytes, st->flushes, st->frames_skipped, st->client_drops,
+              st->images[QS_IMAGE_CODEC_JPEG], st->image_bytes, ps->repairs, ps->streams,
+              st->frames, st->frame_bytes, st->flushes, ps->frames_skipped, ps->client_drops,
               lag_mean < 0 ? -1 : lag_mean / 1000, lag_p95 < 0 ? -1 : lag_p95 / 1000,
-              qs_bwe_min_rtt_us(dc->bwe) / 1000, qs_bwe_srtt_us(dc->bwe) / 1000,
-              (double)qs_bwe_bandwidth(dc->bwe) * 8 / 1e6);
+              qs_bwe_min_rtt_us(bwe) / 1000, qs_bwe_srtt_us(bwe) / 1000,
+              (double)qs_bwe_bandwidth(bwe) * 8 / 1e6);
 }

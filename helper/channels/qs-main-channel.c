@@ -3,6 +3,7 @@
 #include "channels/qs-agent-channel.h"
 #include "channels/qs-msg.h"
 #include "channels/qs-session.h"
+#include "flow/qs-frame-time.h"
 
 #include <spice/enums.h>
 #include <spice/protocol.h>

@@ -149,10 +149,4 @@ GBytes *qs_msg_stream_activate_report(uint32_t stream_id, uint32_t unique_id,
  * qs-stream-msg.c's part on it. */
 /* The value for MAIN_INIT.multi_media_time and MULTI_MEDIA_TIME. */
 uint32_t qs_mm_time_for_client(uint32_t server_mm_now);
-/* Server multimedia clock, ms (wraps after 49 days, as SPICE's does). */
-uint32_t qs_mm_time_from_monotonic(int64_t monotonic_us);
-/* The stamp of a stream's next frame, made at `now`: `wanted`, but at least
- * the previous stamp `last` (0: none yet), made at `last_now`, plus half
- * the time since; never 0. */
-uint32_t qs_stream_stamp_next(uint32_t last, uint32_t last_now, uint32_t now,
-                              uint32_t wanted);
+/* The server's multimedia clock and frame stamps: flow/qs-frame-time.h. */

@@ -3,6 +3,7 @@
 #include "channels/qs-msg.h"
 #include "channels/qs-playback.h"
 #include "channels/qs-session.h"
+#include "flow/qs-frame-time.h"
 #include "encode/qs-audio-opus.h"
 #include "encode/qs-audio-resample.h"
 

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* Builders of the display channel's video stream messages, and the multimedia-time stamping of their frames. */
+/* Builders of the display channel's video stream messages; what the client does with their multimedia time. */
 #include "channels/qs-msg.h"
 #include "encode/qs-wire.h"
 
@@ -144,7 +144,7 @@ GBytes *qs_msg_stream_activate_report(uint32_t stream_id, uint32_t unique_id,
  * Our rule: MAIN_INIT carries server now (qs_mm_time_for_client), so
  * C(t) = S(t) - d_main, and no MULTI_MEDIA_TIME is needed: client and
  * server clocks are both monotonic, and what drift remains is learnt with
- * the rest. The stream code (qs-display-streams.c) stamps each frame with
+ * the rest. The display plan (flow/qs-plan-streams.c) stamps each frame with
  * S + a lead from flow/qs-frame-time.h, which asks the client for a report
  * per frame and fits the lead to the margins it reports (the rule it
  * replaced, a correction steering one sampled margin per 20 frames towards
@@ -159,26 +159,8 @@ GBytes *qs_msg_stream_activate_report(uint32_t stream_id, uint32_t unique_id,
  * client's.
  */
 
-uint32_t qs_mm_time_from_monotonic(int64_t monotonic_us)
-{
-    return (uint32_t)(uint64_t)(monotonic_us / 1000);
-}
-
 uint32_t qs_mm_time_for_client(uint32_t server_mm_now)
 {
     return server_mm_now;
 }
 
-uint32_t qs_stream_stamp_next(uint32_t last, uint32_t last_now, uint32_t now,
-                              uint32_t wanted)
-{
-    if (last != 0) {
-        int32_t since = (int32_t)(now - last_now);
-        uint32_t least = last + (uint32_t)MAX(since, 0) / 2;
-
-        if ((int32_t)(wanted - least) < 0) {
-            wanted = least;
-        }
-    }
-    return wanted == 0 ? 1 : wanted;
-}

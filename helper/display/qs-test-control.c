@@ -32,7 +32,7 @@ static gboolean dump(QsScreen *screen, GString *reply, GByteArray *payload)
     g_autofree uint8_t *pixels = NULL;
     g_autofree uint8_t *rgb = NULL;
     g_autofree char *header = NULL;
-    QsScreenRect rect;
+    QsRect rect;
     size_t n;
 
     qs_screen_get_info(screen, &info);
@@ -40,7 +40,7 @@ static gboolean dump(QsScreen *screen, GString *reply, GByteArray *payload)
         g_string_append(reply, "error no surface");
         return FALSE;
     }
-    rect = (QsScreenRect){ 0, 0, (int32_t)info.width, (int32_t)info.height };
+    rect = (QsRect){ 0, 0, (int32_t)info.width, (int32_t)info.height };
     n = (size_t)info.width * info.height;
     pixels = g_malloc(n * 4);
     if (!qs_screen_read(screen, info.serial, &rect, pixels,

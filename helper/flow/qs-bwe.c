@@ -8,7 +8,7 @@
  * the path carried. A sample spans at least one min RTT (shorter spans see ACK
  * bursts, not the bottleneck). The filter is a ring of per-round maxima that
  * only advances on rounds that produced a sample, so an idle client keeps its
- * estimate however long it idles (the seeds' helper lost its streams because
+ * estimate however long it idles (an earlier prototype lost its streams because
  * it learnt the link from what it had been allowed to send).
  */
 

@@ -20,8 +20,6 @@ struct QsDamage {
     uint16_t *epoch;
     uint32_t *since_ms;
     uint32_t *row_dirty;
-    uint8_t *ext_hot;                 /* NULL until a hot map is given */
-    int64_t ext_hot_until;
     uint64_t n_dirty;
     uint64_t generation;
 };
@@ -67,7 +65,6 @@ void qs_damage_free(QsDamage *d)
     g_free(d->epoch);
     g_free(d->since_ms);
     g_free(d->row_dirty);
-    g_free(d->ext_hot);
     g_free(d);
 }
 
@@ -154,22 +151,6 @@ gboolean qs_damage_is_dirty(const QsDamage *d, uint32_t col, uint32_t row)
     return col < d->cols && row < d->rows && d->dirty[idx(d, col, row)];
 }
 
-gboolean qs_damage_set_hot_map(QsDamage *d, const uint8_t *hot, uint32_t cols,
-                               uint32_t rows, size_t stride, int64_t now_us)
-{
-    if (cols != d->cols || rows != d->rows || stride < cols) {
-        return FALSE;
-    }
-    if (!d->ext_hot) {
-        d->ext_hot = g_malloc((size_t)d->cols * d->rows);
-    }
-    for (uint32_t r = 0; r < rows; r++) {
-        memcpy(d->ext_hot + (size_t)r * cols, hot + (size_t)r * stride, cols);
-    }
-    d->ext_hot_until = now_us + QS_DAMAGE_EXT_HOT_US;
-    return TRUE;
-}
-
 gboolean qs_damage_is_hot(const QsDamage *d, uint32_t col, uint32_t row,
                           int64_t now_us)
 {
@@ -180,9 +161,6 @@ gboolean qs_damage_is_hot(const QsDamage *d, uint32_t col, uint32_t row,
         return FALSE;
     }
     i = idx(d, col, row);
-    if (d->ext_hot && now_us < d->ext_hot_until && d->ext_hot[i]) {
-        return TRUE;
-    }
     return d->streak[i] >= QS_DAMAGE_HOT_EPOCHS &&
            (uint16_t)(e - d->epoch[i]) <= 1;
 }

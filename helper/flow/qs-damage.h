@@ -5,21 +5,20 @@
 #include <glib.h>
 #include <stdint.h>
 
+#include "util/qs-rect.h"
+
 /*
  * A set of blocks, not a list of updates: damaging a block twice before it is
  * sent leaves one dirty bit, so there is no queue of stale frames to drain.
  * Heat is counted when damage arrives (qemu's rate), never when we send, so
- * a slow link cannot hide an animation (the seeds' prototype failure).
+ * a slow link cannot hide an animation (a prototype that counted sends
+ * never streamed an animation behind a link too slow for its first frames).
  */
 
 #define QS_DAMAGE_BLOCK 16
 #define QS_DAMAGE_MAX_SIDE 16384
 #define QS_DAMAGE_EPOCH_US 50000     /* heat resolution */
 #define QS_DAMAGE_HOT_EPOCHS 8       /* damaged in 8 consecutive epochs: hot */
-
-typedef struct {
-    int32_t x, y, width, height;     /* pixels */
-} QsRect;
 
 typedef struct QsDamage QsDamage;
 
@@ -38,14 +37,6 @@ void qs_damage_add_rect(QsDamage *damage, const QsRect *rect, int64_t now_us);
 /* One block: marks it dirty (unless excluded) and counts heat. */
 void qs_damage_add_block(QsDamage *damage, uint32_t col, uint32_t row,
                          int64_t now_us);
-
-/* Another judge of heat (the screen's, QsScreenHeat.hot): a block is hot if
- * either says so. The map holds for QS_DAMAGE_EXT_HOT_US unless renewed.
- * FALSE if the map does not match the grid. */
-#define QS_DAMAGE_EXT_HOT_US 250000
-gboolean qs_damage_set_hot_map(QsDamage *damage, const uint8_t *hot,
-                               uint32_t cols, uint32_t rows, size_t stride,
-                               int64_t now_us);
 
 gboolean qs_damage_is_dirty(const QsDamage *damage, uint32_t col, uint32_t row);
 gboolean qs_damage_is_hot(const QsDamage *damage, uint32_t col, uint32_t row,

@@ -178,3 +178,22 @@ uint64_t qs_frame_time_reports(const QsFrameTime *ft)
 {
     return ft->reports;
 }
+
+uint32_t qs_mm_time_from_monotonic(int64_t monotonic_us)
+{
+    return (uint32_t)(uint64_t)(monotonic_us / 1000);
+}
+
+uint32_t qs_stream_stamp_next(uint32_t last, uint32_t last_now, uint32_t now,
+                              uint32_t wanted)
+{
+    if (last != 0) {
+        int32_t since = (int32_t)(now - last_now);
+        uint32_t least = last + (uint32_t)MAX(since, 0) / 2;
+
+        if ((int32_t)(wanted - least) < 0) {
+            wanted = least;
+        }
+    }
+    return wanted == 0 ? 1 : wanted;
+}

@@ -83,3 +83,11 @@ gboolean qs_frame_time_report(QsFrameTime *ft, uint32_t id, uint32_t stamp, int3
 int32_t qs_frame_time_offset(const QsFrameTime *ft);
 int32_t qs_frame_time_scale_milli(const QsFrameTime *ft);
 uint64_t qs_frame_time_reports(const QsFrameTime *ft);
+
+/* Server multimedia clock, ms (wraps after 49 days, as SPICE's does). */
+uint32_t qs_mm_time_from_monotonic(int64_t monotonic_us);
+/* The stamp of a stream's next frame, made at `now`: `wanted`, but at least
+ * the previous stamp `last` (0: none yet), made at `last_now`, plus half
+ * the time since; never 0. */
+uint32_t qs_stream_stamp_next(uint32_t last, uint32_t last_now, uint32_t now,
+                              uint32_t wanted);

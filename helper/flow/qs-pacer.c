@@ -3,10 +3,10 @@
 #include "flow/qs-pacer.h"
 
 /*
- * Why bytes and time: spice-server and the seeds' prototype stopped on an ACK
+ * Why bytes and time: spice-server and an earlier prototype stopped on an ACK
  * window counted in messages (20, blocking at 40); with 10-60 KiB images that
  * let 2-2.5 MiB queue, 2 s at 10 Mbit/s, and the key box drew 2-7 s late
- * (seeds: 3492 ms p50 at 80 ms / 10 Mbit heavy, over 15 s at 150 ms / 2 Mbit).
+ * (3492 ms p50 at 80 ms / 10 Mbit heavy, over 15 s at 150 ms / 2 Mbit).
  * Everything queued ahead of a new update delays it by queue / bandwidth, so
  * the queue is held near what the path itself holds (one BDP) and nothing
  * more: the excess would only be stale pixels.

@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Picks what one client should be sent next from its pending damage. */
-#include "flow/qs-scheduler.h"
+#include "flow/qs-scheduler-private.h"
 
 #include <string.h>
 
 /*
- * DESIGN NOTE (issue D, items 1-3): what to send, in which order, how much.
+ * DESIGN NOTE: what to send, in which order, how much.
  *
- * What the seeds measured. On a slow link spice-server and the andris
+ * What was measured before. On a slow link spice-server and the andris
  * prototype drew a key press seconds late: 2039 ms (spice-server, streaming
  * off) and 3492 ms (andris) p50 at 80 ms / 10 Mbit with a busy 640x480 noise
  * area; 6931 ms at 80 ms / 5 Mbit; over 15 s at 150 ms / 2 Mbit. Both paced on
@@ -60,7 +60,7 @@
  *    are sent once as images (the lossless state).
  *
  * Checked on tests/unit/flow/test-flow-link.c's simulated links with the
- * seeds' activity (640x480 noise at 30 Hz, 1-3 B/px; 96x96 key box),
+ * same activity (640x480 noise at 30 Hz, 1-3 B/px; 96x96 key box),
  * 24 key presses per link, first byte of the key box onto the wire:
  * 2 Mbit/150 ms p50 18 ms, max 48 ms (bound RTT/2 + its own serialisation
  * + 5 ms = 121 ms); 10 Mbit/80 ms p50 9 ms, max 23 ms (bound 53 ms);
@@ -68,42 +68,6 @@
  * overshoots (bound 1.5 BDP + one band); 95-96 % link use after startup.
  */
 
-#define BPP_ONE 256u                   /* bytes per pixel, fixed point */
-#define BPP_INITIAL (2 * BPP_ONE)      /* noise-like until told otherwise */
-#define BPP_MIN 4u
-#define BPP_MAX (8 * BPP_ONE)
-#define BLOCK_PX (QS_DAMAGE_BLOCK * QS_DAMAGE_BLOCK)
-
-typedef struct {
-    uint32_t col, row, cols, rows;
-    uint32_t since_ms;
-} Cand;
-
-typedef struct {
-    gboolean used;
-    uint32_t id;
-    QsRect rect;
-} StreamHint;
-
-struct QsScheduler {
-    QsDamage *damage;
-    uint64_t serial;
-    uint32_t bpp[2];                  /* [cold, hot], 1/256 bytes per pixel */
-    uint8_t *cost;                    /* per block: last 1/32 B/px, 0 unknown */
-    uint32_t *sent_ms;                /* per block: last pick, ms | 1; 0 never */
-    uint32_t cur_col[2], cur_row[2];  /* sweep cursors: [fresh, busy] */
-
-    uint64_t add_gen;                 /* bumped by damage additions */
-    uint64_t fast_gen;
-    int64_t fast_epoch;
-    gboolean fast_valid;
-    GArray *fast;                     /* Cand, oldest first */
-    uint32_t *label;                  /* flood-fill marks, one pass number */
-    uint32_t pass;
-    GArray *stack;
-
-    StreamHint streams[QS_SCHED_MAX_STREAMS];
-};
 
 QsScheduler *qs_scheduler_new(void)
 {
@@ -194,133 +158,6 @@ gboolean qs_scheduler_add_blocks(QsScheduler *s, const uint8_t *map,
     }
     s->add_gen++;
     return TRUE;
-}
-
-gboolean qs_scheduler_set_hot_map(QsScheduler *s, const uint8_t *hot,
-                                  uint32_t cols, uint32_t rows, size_t stride,
-                                  int64_t now_us)
-{
-    if (!s->damage ||
-        !qs_damage_set_hot_map(s->damage, hot, cols, rows, stride, now_us)) {
-        return FALSE;
-    }
-    s->add_gen++;
-    return TRUE;
-}
-
-/* ---- fast lane: small groups of cold dirty blocks ---- */
-
-static gboolean is_cold_dirty(const QsScheduler *s, uint32_t c, uint32_t r,
-                              int64_t now_us)
-{
-    return qs_damage_is_dirty(s->damage, c, r) &&
-           !qs_damage_is_hot(s->damage, c, r, now_us);
-}
-
-static void flood(QsScheduler *s, uint32_t c0, uint32_t r0, uint32_t lab,
-                  int64_t now_us, uint32_t now_ms, Cand *out)
-{
-    uint32_t cols = qs_damage_cols(s->damage), rows = qs_damage_rows(s->damage);
-    uint32_t c1 = c0, r1 = r0, oldest_age = 0;
-    uint32_t start = r0 * cols + c0;
-
-    *out = (Cand){ c0, r0, 0, 0, 0 };
-    g_array_set_size(s->stack, 0);
-    g_array_append_val(s->stack, start);
-    s->label[start] = lab;
-    while (s->stack->len) {
-        uint32_t i = g_array_index(s->stack, uint32_t, s->stack->len - 1);
-        uint32_t c = i % cols, r = i / cols;
-        uint32_t age = now_ms - qs_damage_since_ms(s->damage, c, r);
-        const int32_t dc[4] = { -1, 1, 0, 0 }, dr[4] = { 0, 0, -1, 1 };
-
-        g_array_set_size(s->stack, s->stack->len - 1);
-        if (age >= oldest_age) {
-            oldest_age = age;
-            out->since_ms = qs_damage_since_ms(s->damage, c, r);
-        }
-        out->col = MIN(out->col, c);
-        out->row = MIN(out->row, r);
-        c1 = MAX(c1, c);
-        r1 = MAX(r1, r);
-        for (unsigned k = 0; k < 4; k++) {
-            int64_t nc = (int64_t)c + dc[k], nr = (int64_t)r + dr[k];
-            uint32_t ni;
-
-            if (nc < 0 || nr < 0 || nc >= cols || nr >= rows) {
-                continue;
-            }
-            ni = (uint32_t)nr * cols + (uint32_t)nc;
-            if (s->label[ni] != lab &&
-                is_cold_dirty(s, (uint32_t)nc, (uint32_t)nr, now_us)) {
-                s->label[ni] = lab;
-                g_array_append_val(s->stack, ni);
-            }
-        }
-    }
-    out->cols = c1 - out->col + 1;
-    out->rows = r1 - out->row + 1;
-}
-
-static gint cmp_age(gconstpointer a, gconstpointer b, gpointer now_ms)
-{
-    uint32_t now = GPOINTER_TO_UINT(now_ms);
-    uint32_t age_a = now - ((const Cand *)a)->since_ms;
-    uint32_t age_b = now - ((const Cand *)b)->since_ms;
-
-    return age_a > age_b ? -1 : age_a < age_b ? 1 : 0;
-}
-
-static void find_fast(QsScheduler *s, int64_t now_us)
-{
-    uint32_t cols = qs_damage_cols(s->damage), rows = qs_damage_rows(s->damage);
-    uint32_t now_ms = (uint32_t)(now_us / 1000);
-    int64_t epoch = now_us / QS_DAMAGE_EPOCH_US;
-    uint32_t lab;
-
-    /* Our own clears never create a candidate, only damage or time does. */
-    if (s->fast_valid && s->fast_gen == s->add_gen && s->fast_epoch == epoch) {
-        return;
-    }
-    s->fast_valid = TRUE;
-    s->fast_gen = s->add_gen;
-    s->fast_epoch = epoch;
-    g_array_set_size(s->fast, 0);
-    /* A fresh mark per pass avoids clearing the map each time. */
-    if (++s->pass == 0) {
-        memset(s->label, 0, (size_t)cols * rows * sizeof(uint32_t));
-        s->pass = 1;
-    }
-    lab = s->pass;
-    for (uint32_t r = 0; r < rows; r++) {
-        if (qs_damage_row_dirty(s->damage, r) == 0) {
-            continue;
-        }
-        for (uint32_t c = 0; c < cols; c++) {
-            Cand cand;
-
-            if (s->label[r * cols + c] == lab || !is_cold_dirty(s, c, r, now_us)) {
-                continue;
-            }
-            flood(s, c, r, lab, now_us, now_ms, &cand);
-            if ((uint64_t)cand.cols * cand.rows <= QS_SCHED_FAST_MAX_BLOCKS) {
-                g_array_append_val(s->fast, cand);
-            }
-        }
-    }
-    g_array_sort_with_data(s->fast, cmp_age, GUINT_TO_POINTER(now_ms));
-}
-
-static gboolean cand_has_dirty(const QsScheduler *s, const Cand *c)
-{
-    for (uint32_t r = c->row; r < c->row + c->rows; r++) {
-        for (uint32_t k = c->col; k < c->col + c->cols; k++) {
-            if (qs_damage_is_dirty(s->damage, k, r)) {
-                return TRUE;
-            }
-        }
-    }
-    return FALSE;
 }
 
 /* ---- bulk lane: bands swept by a cursor ---- */
@@ -470,12 +307,12 @@ QsPick qs_scheduler_next(QsScheduler *s, int64_t now_us,
         return QS_PICK_IDLE;
     }
 
-    find_fast(s, now_us);
+    qs_scheduler_find_fast(s, now_us);
     while (s->fast->len && budget->fast_bytes > 0) {
         Cand c = g_array_index(s->fast, Cand, 0);
 
         g_array_remove_index(s->fast, 0);
-        if (cand_has_dirty(s, &c)) {
+        if (qs_scheduler_cand_has_dirty(s, &c)) {
             fill_item(s, &c, QS_LANE_FAST, FALSE, now_us, item);
             return QS_PICK_ITEM;
         }

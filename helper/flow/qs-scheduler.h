@@ -65,12 +65,6 @@ gboolean qs_scheduler_add_blocks(QsScheduler *sched, const uint8_t *map,
                                  uint32_t cols, uint32_t rows, size_t stride,
                                  int64_t now_us);
 
-/* Optional: the screen's heat (QsScreenHeat.hot, same layout as the block
- * map) as a second opinion; holds QS_DAMAGE_EXT_HOT_US unless renewed. */
-gboolean qs_scheduler_set_hot_map(QsScheduler *sched, const uint8_t *hot,
-                                  uint32_t cols, uint32_t rows, size_t stride,
-                                  int64_t now_us);
-
 /* The next item that fits `budget` (see QsPick). Picking clears the item's
  * blocks: damage arriving later marks them again. */
 QsPick qs_scheduler_next(QsScheduler *sched, int64_t now_us,

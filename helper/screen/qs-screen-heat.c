@@ -2,8 +2,8 @@
 /* Heat: how often each block changed in the last second, at qemu's rate. */
 
 /*
- * Why count here: a server that counts change when it sends (andris, measured
- * in the reference seeds) never sees a video on a link too slow to send its
+ * Why count here: a server that counts change when it sends (the andris
+ * prototype, measured before this one) never sees a video on a link too slow to send its
  * first frames, and keeps sending it as still images into a full link. The
  * listener thread sees every change when qemu delivers it, so heat is counted
  * on now_us of the producer calls, and reads only look at it.
@@ -79,7 +79,7 @@ void qs_heat_count(QsScreen *screen, uint32_t block, int64_t now_us)
     }
 }
 
-static void rect_union(QsScreenRect *r, const QsScreenRect *add)
+static void rect_union(QsRect *r, const QsRect *add)
 {
     int32_t x1, y1;
 
@@ -116,13 +116,13 @@ static QsScreenHeat *snapshot_locked(QsScreen *screen, int64_t now_us)
     nblocks = (size_t)s->blocks_x * s->blocks_y;
     heat->hot = g_new0(uint8_t, nblocks);
     heat->counts = g_memdup2(s->heat_total, nblocks * sizeof(uint16_t));
-    heat->changed = g_new0(QsScreenRect, nblocks);
+    heat->changed = g_new0(QsRect, nblocks);
     heat->last_change_us = g_new(int64_t, nblocks);
     for (uint32_t by = 0; by < s->blocks_y; by++) {
         for (uint32_t bx = 0; bx < s->blocks_x; bx++) {
             size_t b = (size_t)by * s->blocks_x + bx;
             const QsBlockExtent *e = &s->extent[b];
-            QsScreenRect block = {
+            QsRect block = {
                 bx * QS_SCREEN_BLOCK, by * QS_SCREEN_BLOCK,
                 MIN(QS_SCREEN_BLOCK, s->width - bx * QS_SCREEN_BLOCK),
                 MIN(QS_SCREEN_BLOCK, s->height - by * QS_SCREEN_BLOCK),
@@ -130,7 +130,7 @@ static QsScreenHeat *snapshot_locked(QsScreen *screen, int64_t now_us)
 
             heat->last_change_us[b] = s->block_time[b];
             if (e->x0 <= e->x1) {
-                heat->changed[b] = (QsScreenRect){
+                heat->changed[b] = (QsRect){
                     block.x + e->x0, block.y + e->y0,
                     e->x1 - e->x0 + 1, e->y1 - e->y0 + 1,
                 };

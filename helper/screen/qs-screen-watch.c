@@ -34,7 +34,7 @@ void qs_screen_get_info(QsScreen *screen, QsScreenInfo *info)
 }
 
 static gboolean read_locked(QsScreen *screen, uint64_t serial,
-                            const QsScreenRect *rect, uint8_t *dst,
+                            const QsRect *rect, uint8_t *dst,
                             size_t dst_stride, GError **error)
 {
     QsSurface *s = screen->surface;
@@ -63,7 +63,7 @@ static gboolean read_locked(QsScreen *screen, uint64_t serial,
 }
 
 gboolean qs_screen_read(QsScreen *screen, uint64_t serial,
-                        const QsScreenRect *rect, uint8_t *dst,
+                        const QsRect *rect, uint8_t *dst,
                         size_t dst_stride, GError **error)
 {
     gboolean ok;
@@ -146,7 +146,7 @@ void qs_screen_damage_free(QsScreenDamage *damage)
 
 GArray *qs_screen_damage_rects(const QsScreenDamage *damage)
 {
-    GArray *rects = g_array_new(FALSE, FALSE, sizeof(QsScreenRect));
+    GArray *rects = g_array_new(FALSE, FALSE, sizeof(QsRect));
     /* Rectangles still open at the previous block row, by first column. */
     g_autofree int32_t *open = NULL;
     uint32_t bw = damage->blocks_x;
@@ -179,7 +179,7 @@ GArray *qs_screen_damage_rects(const QsScreenDamage *damage)
             w = MIN((int32_t)(end * QS_SCREEN_BLOCK),
                     (int32_t)damage->width) - x;
             if (open[bx] >= 0) {
-                QsScreenRect *r = &g_array_index(rects, QsScreenRect, open[bx]);
+                QsRect *r = &g_array_index(rects, QsRect, open[bx]);
 
                 if (r->x == x && r->width == w &&
                     r->y + r->height == y) {
@@ -191,7 +191,7 @@ GArray *qs_screen_damage_rects(const QsScreenDamage *damage)
                     continue;
                 }
             }
-            g_array_append_val(rects, ((QsScreenRect){ x, y, w, h }));
+            g_array_append_val(rects, ((QsRect){ x, y, w, h }));
             open[bx] = rects->len - 1;
             for (uint32_t i = bx + 1; i < end; i++) {
                 open[i] = -1;

@@ -5,6 +5,8 @@
 #include <glib.h>
 #include <stdint.h>
 
+#include "util/qs-rect.h"
+
 /*
  * Producer side (helper/display, on the listener thread). Every call validates
  * its arguments against the current surface and the buffer it is given; a bad
@@ -91,10 +93,6 @@ void qs_screen_disable(QsScreen *screen);
  * ------------------------------------------------------------------------ */
 
 typedef struct {
-    int32_t x, y, width, height;
-} QsScreenRect;
-
-typedef struct {
     uint64_t serial;     /* surface serial; never 0 once the screen exists */
     gboolean enabled;    /* FALSE: no surface (before the first scanout, or
                           * after disable); width/height are then 0 */
@@ -111,7 +109,7 @@ void qs_screen_get_info(QsScreen *screen, QsScreenInfo *info);
  * surface is no longer `serial`, INVALID if rect is not inside it or
  * dst_stride is too small. */
 gboolean qs_screen_read(QsScreen *screen, uint64_t serial,
-                        const QsScreenRect *rect, uint8_t *dst,
+                        const QsRect *rect, uint8_t *dst,
                         size_t dst_stride, GError **error);
 
 /*
@@ -158,7 +156,7 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(QsScreenDamage, qs_screen_damage_free)
 
 /* The damaged blocks as few rectangles (runs of blocks in a block row, merged
  * with identical runs below), clipped to the surface: a GArray of
- * QsScreenRect. */
+ * QsRect. */
 GArray *qs_screen_damage_rects(const QsScreenDamage *damage);
 
 /*
@@ -192,13 +190,13 @@ typedef struct {
     int64_t *last_change_us;  /* per block: producer time of its last
                                * change, or of the surface's creation (e.g.
                                * to resend lossless after stillness) */
-    QsScreenRect *changed;    /* per block: the exact pixels (surface
+    QsRect *changed;    /* per block: the exact pixels (surface
                                * coordinates) changed since the block was last
                                * cold, i.e. had no count in the window;
                                * width 0 if none */
-    QsScreenRect hot_blocks;  /* bounding box of the hot blocks, clipped to the
+    QsRect hot_blocks;  /* bounding box of the hot blocks, clipped to the
                                * surface; width 0 if none */
-    QsScreenRect hot_pixels;  /* bounding box of `changed` over hot blocks */
+    QsRect hot_pixels;  /* bounding box of `changed` over hot blocks */
 } QsScreenHeat;
 
 /* A copy of the heat as of now_us (same clock as the producer's now_us).

@@ -15,7 +15,7 @@ G_BEGIN_DECLS
  * QS_HEAP_TRIM_DELAY_MS after the last call. glibc keeps what a client
  * session freed (encoder buffers, messages, in the main arena and the
  * worker threads' arenas) resident for the next one; an idle helper
- * should not carry it (issue I's RSS goal). One timer, not a periodic one:
+ * should not carry it (docs/performance.md, "Scale"). One timer, not a periodic one:
  * nothing wakes an idle helper.
  */
 void qs_heap_trim_soon(void);

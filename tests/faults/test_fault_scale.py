@@ -30,7 +30,7 @@ from serve_support import READY_TIMEOUT
 VMS = 4
 VMS_LONG = 20
 IDLE_S = 30.0
-# The goals of issue I for an idle helper at 1280x800. Measured with no
+# The goals for an idle helper at 1280x800 (docs/performance.md "Scale"). Measured with no
 # client (plain build, qemu 7.2; docs/performance.md "Scale"): 0.00006 cores
 # median, 0.0003 worst in two 4-VM runs, 0.00006-0.00033 in the 20-VM run.
 IDLE_CPU_GOAL = 0.002           # cores

@@ -24,9 +24,10 @@ def pytest_addoption(parser):
 
 def pytest_configure(config):
     _timeout.configure(config)
-    # A test passes or fails on its first run (README.md, "Correctness and
-    # figures"): a rerun plugin would let a defect that shows half the time
-    # pass, so its presence is refused rather than trusted to stay unused.
+    # A test passes or fails on its first run (tests/README.md, "Correctness
+    # and figures are apart"): a rerun plugin would let a defect that shows
+    # half the time pass, so its presence is refused rather than trusted to
+    # stay unused.
     if config.pluginmanager.hasplugin("rerunfailures") and \
             (getattr(config.option, "reruns", 0) or 0) > 0:
         raise pytest.UsageError("tests are never rerun here: drop --reruns")

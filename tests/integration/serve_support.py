@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 """Shared pieces of the test_serve_* tests: the helper serving SPICE to real
-clients (issue C acceptance). No tests here."""
+clients. No tests here."""
 
 import contextlib
 import shutil

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
-"""Video streams from the real helper on the unshaped link (issue D).
+"""Video streams from the real helper on the unshaped link.
 
 The guest animates its 640x480 activity rectangle (busy: smooth gradient +
 noise; heavy: full noise; typing: an editor receiving 10-20 characters a

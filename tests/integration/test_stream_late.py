@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 """spice-gtk must show every stream frame it is sent, on a tbf-shaped 2 Mbit
-link and unshaped (issue D, part 6), without holding frames for long.
+link and unshaped, without holding frames for long.
 
 spice-gtk 0.42 judges a frame by its multimedia time (mm_time) against its
 own clock, which is the MAIN_INIT value plus the time since that message

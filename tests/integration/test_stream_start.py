@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 """How soon a stream starts once the guest animates, unshaped and on a
-tbf-shaped 2 Mbit link (issue D).
+tbf-shaped 2 Mbit link.
 
 The helper decides from heat counted when qemu delivers a change, never from
 what it sent, so the start must not depend on the link. The guest animates
@@ -38,7 +38,7 @@ from qsbench.link import RELAY_PORT, SERVER_ADDR, Link, LinkProfile, Relay  # no
 
 READY_TIMEOUT = 45.0
 ACTIVITY = (624, 160, 640, 480)
-# From the client's first sight of the resumed animation: issue D asks for
+# From the client's first sight of the resumed animation: the goal is
 # 300 ms on both links. Measured 132-246 ms in 11 of 12 runs, once 476 ms on
 # the 2 Mbit link (that session's ACK lag p95 was 200 ms, not 60: the queue
 # ahead of STREAM_CREATE was deeper); on 2026-12-01, 121-160 ms on 2 Mbit in

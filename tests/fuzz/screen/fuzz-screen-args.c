@@ -165,7 +165,7 @@ static void check_heat(const QsScreenHeat *heat, const Model *m)
 
     CHECK(heat->blocks_x == bx_n && heat->blocks_y == by_n);
     for (uint32_t b = 0; b < bx_n * by_n; b++) {
-        const QsScreenRect *r = &heat->changed[b];
+        const QsRect *r = &heat->changed[b];
         int32_t bx = (int32_t)(b % bx_n) * 16, by = (int32_t)(b / bx_n) * 16;
 
         CHECK(heat->counts[b] <= 255 * QS_SCREEN_HEAT_BUCKETS);
@@ -204,7 +204,7 @@ static void check(QsScreen *screen, QsScreenWatch *watch, Model *m,
     got = malloc((size_t)m->w * m->h * 4);
     CHECK(got);
     CHECK(qs_screen_read(screen, info.serial,
-                         &(QsScreenRect){ 0, 0, (int32_t)m->w, (int32_t)m->h },
+                         &(QsRect){ 0, 0, (int32_t)m->w, (int32_t)m->h },
                          (uint8_t *)got, m->w * 4, NULL));
     CHECK(memcmp(got, m->px, (size_t)m->w * m->h * 4) == 0);
     if (d && d->new_surface) {

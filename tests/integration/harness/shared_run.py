@@ -20,10 +20,6 @@ import pytest
 _RUNS = {}
 
 
-class SharedRunFailed(Exception):
-    """The shared run failed in an earlier test; this one cannot judge it."""
-
-
 def shared_run(key, run):
     """run() once for `key` (a hashable naming the scenario and its
     parameters); later calls return its result, or fail if it failed.

@@ -417,7 +417,7 @@ static void test_close_while_encoding(void)
     animate_until_stream(&fx, &frames);
     /* The results of the frames so far (and of the flush frame one frame
      * interval after the last) are in, and the next frame is due: it gets
-     * a job of its own. Well inside QS_STREAM_END_US, so the stream stays. */
+     * a job of its own. Well inside QS_PLAN_STREAM_END_US, so the stream stays. */
     spin(150);
     g_assert_cmpuint(qs_video_encoders_alive(), ==, base + 1);
     draw_frame(&fx);

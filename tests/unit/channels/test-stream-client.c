@@ -127,7 +127,7 @@ static guint compare_dump(Fx *fx, const char *path, gboolean outside_only)
     gsize len = 0;
     g_autoptr(GError) error = NULL;
     QsScreenInfo info;
-    QsScreenRect all = { 0, 0, W, H };
+    QsRect all = { 0, 0, W, H };
     guint bad = 0;
 
     g_assert_true(g_file_get_contents(path, &data, &len, &error));

@@ -155,3 +155,23 @@ uint64_t flow_sim_link_bdp(const FlowSimLink *link)
 {
     return (uint64_t)(link->rate * (double)link->rtt_us);
 }
+
+int64_t flow_sim_overlap(const QsRect *a, const QsRect *b)
+{
+    int64_t x0 = MAX(a->x, b->x), y0 = MAX(a->y, b->y);
+    int64_t x1 = MIN((int64_t)a->x + a->width, (int64_t)b->x + b->width);
+    int64_t y1 = MIN((int64_t)a->y + a->height, (int64_t)b->y + b->height);
+
+    return x1 > x0 && y1 > y0 ? (x1 - x0) * (y1 - y0) : 0;
+}
+
+uint32_t flow_sim_image_bytes(GRand *rng, const QsRect *r, const QsRect *noise,
+                              const QsRect *glyph)
+{
+    int64_t area = (int64_t)r->width * r->height;
+    int64_t n = flow_sim_overlap(r, noise);
+    int64_t g = flow_sim_overlap(r, glyph);
+    double noise_bpp = g_rand_double_range(rng, 1.0, 3.0);
+
+    return (uint32_t)(200 + n * noise_bpp + g * 1.0 + (area - n - g) * 0.25);
+}

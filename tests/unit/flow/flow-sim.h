@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #include "flow/qs-bwe.h"
+#include "util/qs-rect.h"
 
 /*
  * Bytes written go into the socket's send buffer; the link transmits them in
@@ -16,6 +17,13 @@
  */
 
 typedef struct FlowSimLink FlowSimLink;
+
+/* A link a test runs on: rate and round trip. */
+typedef struct {
+    const char *name;
+    double bits_per_sec;
+    int64_t rtt_us;
+} FlowSimLinkCase;
 
 FlowSimLink *flow_sim_link_new(double bits_per_sec, int64_t rtt_us);
 void flow_sim_link_free(FlowSimLink *link);
@@ -37,3 +45,11 @@ void flow_sim_link_set_rate(FlowSimLink *link, double bits_per_sec);
 double flow_sim_link_bytes_per_sec(const FlowSimLink *link);
 int64_t flow_sim_link_rtt_us(const FlowSimLink *link);
 uint64_t flow_sim_link_bdp(const FlowSimLink *link);
+
+/* Pixels a and b share. */
+int64_t flow_sim_overlap(const QsRect *a, const QsRect *b);
+/* What an image of r costs as the tests' content would encode: `noise`
+ * 1-3 bytes a pixel (drawn from rng), the `glyph` 1, the still desktop
+ * 0.25, plus a message and image header. */
+uint32_t flow_sim_image_bytes(GRand *rng, const QsRect *r, const QsRect *noise,
+                              const QsRect *glyph);

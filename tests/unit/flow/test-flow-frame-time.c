@@ -219,6 +219,30 @@ static void test_spike_bounded(void)
     }
 }
 
+static void test_stamp_edges(void)
+{
+    /* The wanted stamp when it moves forward. */
+    g_assert_cmpuint(qs_stream_stamp_next(0, 0, 1000, 1100), ==, 1100);
+    g_assert_cmpuint(qs_stream_stamp_next(1100, 1000, 1033, 1140), ==, 1140);
+    /* A falling lead: at least half the time since the last stamp on. */
+    g_assert_cmpuint(qs_stream_stamp_next(1100, 1000, 1040, 1050), ==, 1120);
+    /* A clock that went backwards does not move the previous stamp back. */
+    g_assert_cmpuint(qs_stream_stamp_next(1100, 1000, 990, 1000), ==, 1100);
+    /* Never 0, and wraps like the client's arithmetic. */
+    g_assert_cmpuint(qs_stream_stamp_next(0, 0, 0, 0), ==, 1);
+    g_assert_cmpuint(qs_stream_stamp_next(0xfffffff0u, 0xffffffe0u, 0xfffffff8u, 0xfffffff4u),
+                     ==, 0xfffffff0u + 12);
+    g_assert_cmpuint(qs_stream_stamp_next(0xfffffff0u, 0xfffffff0u, 0xfffffff8u, 20), ==, 20);
+    g_assert_cmpuint(qs_stream_stamp_next(0xfffffffeu, 0xfffffff0u, 0xfffffff2u, 0xfffffff0u),
+                     ==, 0xffffffffu);
+    g_assert_cmpuint(qs_stream_stamp_next(0xfffffffeu, 0xfffffff0u, 0xfffffff6u, 0xfffffff0u),
+                     ==, 1);
+
+    g_assert_cmpuint(qs_mm_time_from_monotonic(G_GINT64_CONSTANT(5000123)), ==, 5000);
+    g_assert_cmpuint(qs_mm_time_from_monotonic(G_GINT64_CONSTANT(4294967296000) + 7000),
+                     ==, 7);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -229,5 +253,6 @@ int main(int argc, char **argv)
     g_test_add_func("/flow/frame-time/scale-learnt", test_scale_learnt);
     g_test_add_func("/flow/frame-time/estimate-unrelated", test_estimate_unrelated);
     g_test_add_func("/flow/frame-time/spike-bounded", test_spike_bounded);
+    g_test_add_func("/flow/frame-time/stamp-edges", test_stamp_edges);
     return g_test_run();
 }

@@ -8,7 +8,7 @@
 #include "flow/qs-scheduler.h"
 
 /*
- * The seeds' rig in miniature: a 1280x800 screen, a 640x480 area at
+ * The benchmark's rig in miniature: a 1280x800 screen, a 640x480 area at
  * (624, 160) redrawn with noise at 30 Hz (1-3 encoded bytes per pixel), and
  * key presses that each repaint a 96x96 key box. The channel loop below is
  * what helper/channels will do: snapshot the socket, ask the pacer, pick,
@@ -30,12 +30,6 @@
 static const QsRect busy = { 624, 160, 640, 480 };
 static const QsRect keybox = { 203, 301, 96, 96 };
 static const QsRect newest = { 32, 640, 256, 128 };   /* 128 blocks: bulk */
-
-typedef struct {
-    const char *name;
-    double bits_per_sec;
-    int64_t rtt_us;
-} LinkCase;
 
 typedef struct {
     double key_delay_us[KEYS];
@@ -60,29 +54,12 @@ typedef struct {
     uint32_t final_min_rtt;
 } Result;
 
-static int64_t overlap(const QsRect *a, const QsRect *b)
-{
-    int64_t x0 = MAX(a->x, b->x), y0 = MAX(a->y, b->y);
-    int64_t x1 = MIN((int64_t)a->x + a->width, (int64_t)b->x + b->width);
-    int64_t y1 = MIN((int64_t)a->y + a->height, (int64_t)b->y + b->height);
-
-    return x1 > x0 && y1 > y0 ? (x1 - x0) * (y1 - y0) : 0;
-}
-
-/* bytes = f(area, content): noise 1-3 B/px, the key box's glyph 1 B/px,
- * the static desktop 0.25 B/px, plus a message + image header. */
 static uint32_t synth_encode(GRand *rng, const QsRect *r)
 {
-    int64_t area = (int64_t)r->width * r->height;
-    int64_t noise = overlap(r, &busy);
-    int64_t glyph = overlap(r, &keybox);
-    double noise_bpp = g_rand_double_range(rng, 1.0, 3.0);
-
-    return (uint32_t)(200 + noise * noise_bpp + glyph * 1.0 +
-                      (area - noise - glyph) * 0.25);
+    return flow_sim_image_bytes(rng, r, &busy, &keybox);
 }
 
-static void run_link(const LinkCase *lc, guint32 seed, Result *res)
+static void run_link(const FlowSimLinkCase *lc, guint32 seed, Result *res)
 {
     g_autoptr(FlowSimLink) link = flow_sim_link_new(lc->bits_per_sec, lc->rtt_us);
     g_autoptr(QsBwe) bwe = qs_bwe_new();
@@ -181,11 +158,11 @@ static void run_link(const LinkCase *lc, guint32 seed, Result *res)
                                            budget.band_bytes);
             }
 
-            if (key_pending >= 0 && !overlap(&item.rect, &keybox)) {
+            if (key_pending >= 0 && !flow_sim_overlap(&item.rect, &keybox)) {
                 /* Something was decided between the press and its item. */
                 res->key_first[key_pending] = FALSE;
             }
-            if (key_pending >= 0 && overlap(&item.rect, &keybox)) {
+            if (key_pending >= 0 && flow_sim_overlap(&item.rect, &keybox)) {
                 unsigned k = (unsigned)key_pending;
 
                 res->key_delay_us[k] = depart - (double)key_at[k];
@@ -194,7 +171,7 @@ static void run_link(const LinkCase *lc, guint32 seed, Result *res)
                 res->key_lane[k] = item.lane;
                 key_pending = -1;
             }
-            if (now >= NEWEST_AT_US && overlap(&item.rect, &newest)) {
+            if (now >= NEWEST_AT_US && flow_sim_overlap(&item.rect, &newest)) {
                 gboolean mid = newest_done < NEWEST_TIMES;
 
                 res->newest_mid_picks += mid;
@@ -202,7 +179,7 @@ static void run_link(const LinkCase *lc, guint32 seed, Result *res)
                     for (unsigned c = 0; c < 16; c++) {
                         QsRect b = { newest.x + 16 * (int)c,
                                      newest.y + 16 * (int)r, 16, 16 };
-                        unsigned hit = overlap(&item.rect, &b) > 0;
+                        unsigned hit = flow_sim_overlap(&item.rect, &b) > 0;
 
                         newest_sends[r][c] += hit;
                         newest_after[r][c] += hit && !mid;
@@ -247,7 +224,7 @@ typedef struct {
     uint64_t band_target;
 } Summary;
 
-static const LinkCase links[] = {
+static const FlowSimLinkCase links[] = {
     { "2mbit-150ms", 2e6, 150000 },
     { "5mbit-80ms", 5e6, 80000 },
     { "10mbit-80ms", 10e6, 80000 },
@@ -270,7 +247,7 @@ static int cmp_double(const void *a, const void *b)
  * scheduler always has work and only the pacer can leave the link idle; on
  * the LAN every frame fits and the link carries what the screen makes.
  */
-static void check_row(const LinkCase *lc, const Summary *sum, double bdp, double rate)
+static void check_row(const FlowSimLinkCase *lc, const Summary *sum, double bdp, double rate)
 {
     double demand = (200.0 + (double)busy.width * busy.height * 2.0) * G_USEC_PER_SEC /
                     FRAME_US;
@@ -311,7 +288,7 @@ static void check_row(const LinkCase *lc, const Summary *sum, double bdp, double
 
 static void check_link(gconstpointer data)
 {
-    const LinkCase *lc = data;
+    const FlowSimLinkCase *lc = data;
     Summary row = { 0 }, *sum = &row;
     FlowSimLink *probe = flow_sim_link_new(lc->bits_per_sec, lc->rtt_us);
     double bdp = (double)flow_sim_link_bdp(probe);

@@ -326,29 +326,6 @@ static void test_block_map(void)
     g_assert_true(qs_damage_is_dirty(d, 79, 49));
 }
 
-/* The screen's heat counts too, and lapses when not renewed. */
-static void test_hot_map(void)
-{
-    g_autoptr(QsScheduler) s = clean_sched();
-    const QsRect key = { 320, 320, 32, 32 };
-    uint8_t hot[50 * 80];
-    QsFlowItem item;
-
-    memset(hot, 0, sizeof(hot));
-    hot[20 * 80 + 20] = hot[20 * 80 + 21] = hot[21 * 80 + 20] = hot[21 * 80 + 21] = 1;
-    g_assert_false(qs_scheduler_set_hot_map(s, hot, 80, 49, 80, 1000));
-    g_assert_true(qs_scheduler_set_hot_map(s, hot, 80, 50, 80, 1000));
-    qs_scheduler_add_rect(s, &key, 1000);
-    g_assert_cmpint(qs_scheduler_next(s, 1000, &open_budget, &item), ==, QS_PICK_ITEM);
-    g_assert_cmpint(item.lane, ==, QS_LANE_BULK);
-    g_assert_true(item.hot);
-    /* 0.3 s later, not renewed: a fresh change there is fast lane again. */
-    qs_scheduler_add_rect(s, &key, 1000 + 300000);
-    g_assert_cmpint(qs_scheduler_next(s, 1000 + 300000, &open_budget, &item), ==,
-                    QS_PICK_ITEM);
-    g_assert_cmpint(item.lane, ==, QS_LANE_FAST);
-}
-
 /* Feedback and requeue validate what they are given. */
 static void test_feedback_requeue(void)
 {
@@ -403,7 +380,6 @@ int main(int argc, char **argv)
     g_test_add_func("/flow/scheduler/merge-gap", test_merge_gap);
     g_test_add_func("/flow/scheduler/stream-hint", test_stream_hint);
     g_test_add_func("/flow/scheduler/block-map", test_block_map);
-    g_test_add_func("/flow/scheduler/hot-map", test_hot_map);
     g_test_add_func("/flow/scheduler/feedback-requeue", test_feedback_requeue);
     return g_test_run();
 }

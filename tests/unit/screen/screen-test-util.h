@@ -52,7 +52,7 @@ static inline uint32_t *read_all(QsScreen *screen)
     g_assert_true(info.enabled);
     out = g_new(uint32_t, (size_t)info.width * info.height);
     g_assert_true(qs_screen_read(screen, info.serial,
-                                 &(QsScreenRect){ 0, 0, (int32_t)info.width,
+                                 &(QsRect){ 0, 0, (int32_t)info.width,
                                                   (int32_t)info.height },
                                  (uint8_t *)out, info.width * 4, &error));
     g_assert_no_error(error);

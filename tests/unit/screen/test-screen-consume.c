@@ -30,7 +30,7 @@ static void paint(QsScreen *screen, int32_t x, int32_t y, int32_t w,
     g_assert_no_error(error);
 }
 
-static void assert_rect(const QsScreenRect *r, int32_t x, int32_t y,
+static void assert_rect(const QsRect *r, int32_t x, int32_t y,
                         int32_t w, int32_t h)
 {
     if (r->x != x || r->y != y || r->width != w || r->height != h) {
@@ -68,9 +68,9 @@ static void test_watch_accumulate(void)
     g_assert_cmpint(d->newest_us, ==, T0 + 3);
     rects = qs_screen_damage_rects(d);
     g_assert_cmpuint(rects->len, ==, 2);
-    assert_rect(&g_array_index(rects, QsScreenRect, 0), 32, 16, 32, 32);
+    assert_rect(&g_array_index(rects, QsRect, 0), 32, 16, 32, 32);
     /* The last block column and row are clipped to 100x70. */
-    assert_rect(&g_array_index(rects, QsScreenRect, 1), 96, 64, 4, 6);
+    assert_rect(&g_array_index(rects, QsRect, 1), 96, 64, 4, 6);
     g_clear_pointer(&d, qs_screen_damage_free);
     d = qs_screen_watch_take(b);
     g_assert_true(d->new_surface);
@@ -78,7 +78,7 @@ static void test_watch_accumulate(void)
     g_clear_pointer(&rects, g_array_unref);
     rects = qs_screen_damage_rects(d);
     g_assert_cmpuint(rects->len, ==, 1);
-    assert_rect(&g_array_index(rects, QsScreenRect, 0), 0, 0, 100, 70);
+    assert_rect(&g_array_index(rects, QsRect, 0), 0, 0, 100, 70);
     g_clear_pointer(&d, qs_screen_damage_free);
     g_assert_null(qs_screen_watch_take(a));
     g_assert_null(qs_screen_watch_take(b));
@@ -102,9 +102,9 @@ static void test_watch_rects(void)
     d.damaged = map;
     rects = qs_screen_damage_rects(&d);
     g_assert_cmpuint(rects->len, ==, 3);
-    assert_rect(&g_array_index(rects, QsScreenRect, 0), 0, 0, 32, 16);
-    assert_rect(&g_array_index(rects, QsScreenRect, 1), 64, 0, 16, 16);
-    assert_rect(&g_array_index(rects, QsScreenRect, 2), 0, 16, 16, 32);
+    assert_rect(&g_array_index(rects, QsRect, 0), 0, 0, 32, 16);
+    assert_rect(&g_array_index(rects, QsRect, 1), 64, 0, 16, 16);
+    assert_rect(&g_array_index(rects, QsRect, 2), 0, 16, 16, 32);
 }
 
 static void on_changed(QsScreen *screen, gpointer user_data)
@@ -316,7 +316,7 @@ static gboolean mirror_take(Shared *sh, QsScreenWatch *watch, uint8_t *mirror)
     }
     rects = qs_screen_damage_rects(d);
     for (guint i = 0; i < rects->len; i++) {
-        QsScreenRect *r = &g_array_index(rects, QsScreenRect, i);
+        QsRect *r = &g_array_index(rects, QsRect, i);
         g_autoptr(GError) error = NULL;
 
         if (!qs_screen_read(sh->screen, d->serial, r,

@@ -370,7 +370,7 @@ static void test_diff_full_plane(void)
     g_autoptr(QsScreenHeat) heat = NULL;
     g_autoptr(GError) error = NULL;
     g_autoptr(GArray) rects = NULL;
-    QsScreenRect r;
+    QsRect r;
 
     g_assert_true(all->new_surface);
     g_assert_cmpuint(all->n_damaged, ==, 80 * 50);
@@ -485,7 +485,7 @@ static void test_surface_resize_disable(void)
     g_assert_cmpuint(d2->serial, ==, b.serial);
     /* A read for the old serial is refused. */
     g_assert_false(qs_screen_read(screen, a.serial,
-                                  &(QsScreenRect){ 0, 0, 1, 1 }, px, 4,
+                                  &(QsRect){ 0, 0, 1, 1 }, px, 4,
                                   &error));
     g_assert_error(error, QS_SCREEN_ERROR, QS_SCREEN_ERROR_STALE);
     g_clear_error(&error);
@@ -508,7 +508,7 @@ static void test_surface_resize_disable(void)
                 qs_screen_update(screen, 0, 0, 1, 1, 4, XRGB, img, 4, T0,
                                  error));
     g_assert_false(qs_screen_read(screen, b.serial,
-                                  &(QsScreenRect){ 0, 0, 1, 1 }, px, 4,
+                                  &(QsRect){ 0, 0, 1, 1 }, px, 4,
                                   &error));
     g_assert_error(error, QS_SCREEN_ERROR, QS_SCREEN_ERROR_STALE);
     /* Disabling twice changes nothing more. */

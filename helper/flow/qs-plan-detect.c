@@ -1,19 +1,18 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* Where the display channel should stream: moving areas from the screen's heat, exact rectangles, damage the streams absorb. */
-#include "channels/qs-display-private.h"
-
-#include <string.h>
+/* Where the display plan streams: moving areas from the screen's heat, exact rectangles, damage the streams absorb. */
+#include "flow/qs-display-plan-private.h"
 
 /*
  * Detection counts what qemu delivered (the screen's heat), never what we
- * sent, so a slow link cannot keep an animation from streaming (the seeds'
- * prototype failure). A block is moving after QS_STREAM_HOT_COUNT changes
- * in the heat window with one in the last QS_STREAM_HOT_GAP_US: the 5th
- * frame of a 30 fps animation, 133 ms after its first, so that with a
- * guest's resume and a 2 Mbit link's two bands ahead of STREAM_CREATE the
- * stream reaches the client within 300 ms (measured 260-330 ms with the
- * 6th frame, tests/integration/test_stream_start.py). Typing, a blinking
- * cursor or a clock change a block well under 5 times a second.
+ * sent, so a slow link cannot keep an animation from streaming (a
+ * prototype that counted sends never streamed behind a slow link). A block
+ * is moving after QS_STREAM_HOT_COUNT changes in the heat window with one
+ * in the last QS_STREAM_HOT_GAP_US: the 5th frame of a 30 fps animation,
+ * 133 ms after its first, so that with a guest's resume and a 2 Mbit
+ * link's two bands ahead of STREAM_CREATE the stream reaches the client
+ * within 300 ms (measured 260-330 ms with the 6th frame,
+ * tests/integration/test_stream_start.py). Typing, a blinking cursor or a
+ * clock change a block well under 5 times a second.
  *
  * Each 4-connected group of moving blocks is one stream whose rectangle is
  * the exact pixel bounds the heat recorded (cut to even sizes for I420),
@@ -36,7 +35,7 @@
  * The strip left out stays ordinary, lossless damage. The side cut is one
  * `keep` (even-sized, inside r) does not touch, so the stream still covers
  * it and the next look finds it covered rather than outgrown. */
-static QsScreenRect even_inside(QsScreenRect r, const QsScreenRect *keep)
+static QsRect even_inside(QsRect r, const QsRect *keep)
 {
     if (r.width & 1) {
         if (keep && r.x < keep->x) {
@@ -54,19 +53,19 @@ static QsScreenRect even_inside(QsScreenRect r, const QsScreenRect *keep)
 }
 
 /* FALSE if too small (or too large) to stream. */
-static gboolean streamable(const QsScreenRect *r)
+static gboolean streamable(const QsDisplayPlan *plan, const QsRect *r)
 {
     return r->width >= 64 && r->height >= 64 &&
            (int64_t)r->width * r->height >= QS_STREAM_MIN_AREA &&
-           (uint32_t)MAX(r->width, r->height) <= QS_VIDEO_MAX_SIDE;
+           (uint32_t)MAX(r->width, r->height) <= plan->caps.max_stream_side;
 }
 
 /* One moving area: the group of moving blocks around `seed` and its exact
  * changed pixels. Clears the group from `moving`. */
-static QsScreenRect flood(const QsScreenHeat *heat, uint8_t *moving, guint seed)
+static QsRect flood(const QsScreenHeat *heat, uint8_t *moving, guint seed)
 {
     g_autoptr(GArray) todo = g_array_new(FALSE, FALSE, sizeof(guint));
-    QsScreenRect box = { 0 };
+    QsRect box = { 0 };
 
     moving[seed] = 0;
     g_array_append_val(todo, seed);
@@ -90,19 +89,19 @@ static QsScreenRect flood(const QsScreenHeat *heat, uint8_t *moving, guint seed)
     return box;
 }
 
-static void consider_area(QsDisplayChannel *dc, QsScreenRect box,
-                          int64_t now_us)
+static void consider_area(QsDisplayPlan *plan, QsRect box, int64_t now_us)
 {
+    QsPlanStreams *st = &plan->streams;
     /* The heat window may hold only the first frames yet: rate control
      * assumes the usual 30; frames follow the guest's own rate anyway. */
     uint32_t fps = 30;
-    guint free_slot = QS_DISPLAY_MAX_STREAMS;
+    guint free_slot = QS_PLAN_MAX_STREAMS;
     /* What the stream should cover of this area: its even part. */
-    const QsScreenRect want = even_inside(box, NULL);
-    QsScreenRect slack;
+    const QsRect want = even_inside(box, NULL);
+    QsRect slack;
 
-    for (guint i = 0; i < QS_DISPLAY_MAX_STREAMS; i++) {
-        QsDisplayStream *s = dc->streams[i];
+    for (guint i = 0; i < QS_PLAN_MAX_STREAMS; i++) {
+        QsPlanStream *s = st->slot[i];
 
         if (!s) {
             free_slot = MIN(free_slot, i);
@@ -114,42 +113,47 @@ static void consider_area(QsDisplayChannel *dc, QsScreenRect box,
         /* Stable while it covers all it can: an even cut may leave one
          * row or column of the area out on any side (two areas cut on
          * opposite sides must not make it flip between them). */
-        slack = (QsScreenRect){ s->rect.x - 1, s->rect.y - 1,
-                                s->rect.width + 2, s->rect.height + 2 };
+        slack = (QsRect){ s->rect.x - 1, s->rect.y - 1, s->rect.width + 2, s->rect.height + 2 };
         if (qs_rect_contains(&slack, &box)) {
             return;
         }
         /* Outgrown: one stream over old and new bounds. */
         box = qs_rect_union(&box, &s->rect);
-        qs_display_stream_end(dc, i, TRUE, now_us);
+        qs_plan_stream_end(plan, i, TRUE, now_us);
         free_slot = MIN(free_slot, i);
     }
     box = even_inside(box, &want);
-    if (free_slot < QS_DISPLAY_MAX_STREAMS && streamable(&box)) {
-        qs_display_stream_start(dc, free_slot, &box, fps, now_us);
+    if (free_slot < QS_PLAN_MAX_STREAMS && streamable(plan, &box)) {
+        qs_plan_stream_start(plan, free_slot, &box, fps, now_us);
     }
 }
 
-void qs_display_streams_detect(QsDisplayChannel *dc, int64_t now_us)
+gboolean qs_display_plan_tick(QsDisplayPlan *plan, int64_t now_us)
 {
-    QsScreenHeat *heat;
+    QsPlanStreams *st = &plan->streams;
+
+    if (!plan->surface) {
+        return FALSE;
+    }
+    for (guint i = 0; i < QS_PLAN_MAX_STREAMS; i++) {
+        if (st->slot[i] && now_us - st->slot[i]->last_change_us > QS_PLAN_STREAM_END_US) {
+            qs_plan_stream_end(plan, i, TRUE, now_us);
+        }
+    }
+    return now_us - st->last_heat_us >= QS_STREAM_DETECT_US && (st->mjpeg_ok || st->h264_ok);
+}
+
+void qs_display_plan_heat(QsDisplayPlan *plan, QsScreenHeat *heat, int64_t now_us)
+{
+    QsPlanStreams *st = &plan->streams;
     g_autofree uint8_t *moving = NULL;
     guint n;
 
-    for (guint i = 0; i < QS_DISPLAY_MAX_STREAMS; i++) {
-        if (dc->streams[i] && now_us - dc->streams[i]->last_change_us > QS_STREAM_END_US) {
-            qs_display_stream_end(dc, i, TRUE, now_us);
-        }
-    }
-    if (now_us - dc->last_heat_us < QS_STREAM_DETECT_US || (!dc->mjpeg_ok && !dc->h264_ok)) {
-        return;
-    }
-    dc->last_heat_us = now_us;
-    g_clear_pointer(&dc->heat, qs_screen_heat_free);
-    dc->heat = qs_screen_heat_snapshot(dc->screen, now_us);
-    heat = dc->heat;
-    if (!heat->counts || heat->serial != dc->serial || heat->width != dc->width ||
-        heat->height != dc->height) {
+    st->last_heat_us = now_us;
+    g_clear_pointer(&st->heat, qs_screen_heat_free);
+    st->heat = heat;
+    if (!heat->counts || heat->serial != plan->serial || heat->width != plan->width ||
+        heat->height != plan->height) {
         return;
     }
     n = heat->blocks_x * heat->blocks_y;
@@ -160,37 +164,39 @@ void qs_display_streams_detect(QsDisplayChannel *dc, int64_t now_us)
     }
     for (guint i = 0; i < n; i++) {
         if (moving[i]) {
-            QsScreenRect box = flood(heat, moving, i);
+            QsRect box = flood(heat, moving, i);
 
             if (box.width > 0) {
-                consider_area(dc, box, now_us);
+                consider_area(plan, box, now_us);
             }
         }
     }
 }
 
-static gboolean heat_usable(QsDisplayChannel *dc, const QsScreenDamage *d)
+static gboolean heat_usable(const QsDisplayPlan *plan, const QsScreenDamage *d)
 {
-    return dc->heat && dc->heat->changed && dc->heat->serial == d->serial &&
-           dc->heat->blocks_x == d->blocks_x && dc->heat->blocks_y == d->blocks_y;
+    const QsScreenHeat *h = plan->streams.heat;
+
+    return h && h->changed && h->serial == d->serial && h->blocks_x == d->blocks_x &&
+           h->blocks_y == d->blocks_y;
 }
 
-gboolean qs_display_rect_all_moving(QsDisplayChannel *dc, const QsScreenRect *r)
+gboolean qs_plan_streams_all_moving(const QsDisplayPlan *plan, const QsRect *r)
 {
-    const QsScreenHeat *h = dc->heat;
+    const QsScreenHeat *h = plan->streams.heat;
     uint32_t c0 = (uint32_t)r->x / QS_SCREEN_BLOCK, r0 = (uint32_t)r->y / QS_SCREEN_BLOCK;
     uint32_t c1 = (uint32_t)(r->x + r->width - 1) / QS_SCREEN_BLOCK;
     uint32_t r1 = (uint32_t)(r->y + r->height - 1) / QS_SCREEN_BLOCK;
 
-    if (!h || !h->changed || h->serial != dc->serial || c1 >= h->blocks_x || r1 >= h->blocks_y) {
+    if (!h || !h->changed || h->serial != plan->serial || c1 >= h->blocks_x || r1 >= h->blocks_y) {
         return FALSE;
     }
     for (uint32_t y = r0; y <= r1; y++) {
         for (uint32_t x = c0; x <= c1; x++) {
-            const QsScreenRect *c = &h->changed[(size_t)y * h->blocks_x + x];
-            QsScreenRect block = { (int32_t)(x * QS_SCREEN_BLOCK), (int32_t)(y * QS_SCREEN_BLOCK),
-                                   (int32_t)MIN(QS_SCREEN_BLOCK, h->width - x * QS_SCREEN_BLOCK),
-                                   (int32_t)MIN(QS_SCREEN_BLOCK, h->height - y * QS_SCREEN_BLOCK) };
+            const QsRect *c = &h->changed[(size_t)y * h->blocks_x + x];
+            QsRect block = { (int32_t)(x * QS_SCREEN_BLOCK), (int32_t)(y * QS_SCREEN_BLOCK),
+                             (int32_t)MIN(QS_SCREEN_BLOCK, h->width - x * QS_SCREEN_BLOCK),
+                             (int32_t)MIN(QS_SCREEN_BLOCK, h->height - y * QS_SCREEN_BLOCK) };
 
             if (c->width <= 0 || !qs_rect_contains(c, &block)) {
                 return FALSE;
@@ -203,12 +209,13 @@ gboolean qs_display_rect_all_moving(QsDisplayChannel *dc, const QsScreenRect *r)
 /* Marks streams whose area changed; drops the damage of blocks on a
  * stream's edge whose changed pixels all lie inside the stream (the stream
  * carries them; resending the block as an image every frame would not). */
-void qs_display_streams_damage(QsDisplayChannel *dc, QsScreenDamage *d)
+void qs_plan_streams_damage(QsDisplayPlan *plan, QsScreenDamage *d)
 {
-    gboolean heat_ok = heat_usable(dc, d);
+    const QsScreenHeat *h = plan->streams.heat;
+    gboolean heat_ok = heat_usable(plan, d);
 
-    for (guint k = 0; k < QS_DISPLAY_MAX_STREAMS; k++) {
-        QsDisplayStream *s = dc->streams[k];
+    for (guint k = 0; k < QS_PLAN_MAX_STREAMS; k++) {
+        QsPlanStream *s = plan->streams.slot[k];
         uint32_t c0, c1, r0, r1;
         gboolean hit = FALSE;
 
@@ -228,19 +235,18 @@ void qs_display_streams_damage(QsDisplayChannel *dc, QsScreenDamage *d)
                     continue;
                 }
                 hit = TRUE;
-                if (edge && heat_ok && dc->heat->changed[i].width > 0 &&
-                    qs_rect_contains(&s->rect, &dc->heat->changed[i])) {
+                if (edge && heat_ok && h->changed[i].width > 0 &&
+                    qs_rect_contains(&s->rect, &h->changed[i])) {
                     d->damaged[i] = 0;
                 }
             }
         }
         if (hit) {
             if (s->dirty) {
-                dc->stats.frames_skipped++;     /* replaced before it was read */
+                plan->stats.frames_skipped++;   /* replaced before it was read */
             }
             s->dirty = TRUE;
             s->last_change_us = d->newest_us;
         }
     }
 }
-

@@ -1,0 +1,341 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* The display plan alone, on simulated links: key presses beside busy and heavy animation. */
+#include <string.h>
+
+#include "flow-sim.h"
+#include "flow/qs-display-plan.h"
+#include "screen/qs-screen.h"
+
+/*
+ * What a display channel does, with the channel's I/O replaced: a real
+ * QsScreen fed on a fake clock (a 1280x800 desktop, an area redrawn with
+ * noise at 30 fps, key presses that each draw a 96x96 key box), one
+ * QsDisplayPlan, and the simulated link of flow-sim.c. Images cost what
+ * their content would (noise 1-3 bytes a pixel, a glyph 1, the still
+ * desktop 0.25); a stream frame costs what the plan expected of it; the
+ * client answers every PING when the link has carried it there and back.
+ *
+ * Asserted on the plan alone, per link and activity:
+ *  - each key box starts onto the link within RTT/2 + its own serialisation
+ *    + 5 ms of the press (the fast lane passes every stream frame and band);
+ *  - the socket holds at most 1.5 BDP plus the largest single write;
+ *  - the animated area becomes a stream by its 8th frame (a client that
+ *    decodes no video gets it as images, which fill the link).
+ */
+
+#define SCREEN_W 1280
+#define SCREEN_H 800
+#define FRAME_US 33333
+#define DURATION_US (6500 * 1000)
+#define ANIM_START_US 500000
+#define KEYS 6
+/* Keys are pressed on a desktop the client has whole: on 2 Mbit/s the
+ * first picture, 60 % of the link going to the stream, is out at 2.3 s. */
+#define KEYS_FROM_US (3 * G_USEC_PER_SEC)
+#define SLACK_US 5000
+#define PING_BYTES 18               /* header + PING body */
+#define STREAM_BY_FRAMES 8
+
+typedef struct {
+    const char *name;
+    QsRect area;                    /* redrawn with noise every frame */
+    QsRect keybox;                  /* outside the area */
+    gboolean video;                 /* the client decodes a stream codec */
+} Activity;
+
+typedef struct {
+    const FlowSimLinkCase *link;
+    const Activity *act;
+} Case;
+
+static const FlowSimLinkCase links[] = {
+    { "lan", 1e9, 200 },
+    { "10mbit-80ms", 10e6, 80000 },
+    { "2mbit-150ms", 2e6, 150000 },
+};
+
+static const Activity activities[] = {
+    { "busy", { 624, 160, 640, 480 }, { 203, 301, 96, 96 }, TRUE },
+    { "heavy", { 256, 160, 1024, 640 }, { 48, 48, 96, 96 }, TRUE },
+    /* No stream: the area's images fill the link, and only the fast lane
+     * gets a key box past them. */
+    { "busy-images", { 624, 160, 640, 480 }, { 203, 301, 96, 96 }, FALSE },
+};
+
+typedef struct {
+    int64_t t;
+    uint32_t id;
+} Pong;
+
+typedef struct {
+    const Case *c;
+    GRand *rng;
+    QsScreen *screen;
+    QsScreenWatch *watch;
+    QsDisplayPlan *plan;
+    FlowSimLink *link;
+    GArray *pongs;                  /* of Pong, in time order */
+    uint8_t *noise;                 /* area-sized, 4 bytes a pixel, twice over */
+    uint8_t *glyph;
+    uint64_t sent;                  /* the channel's bytes */
+    uint32_t ping_id;
+    int64_t wake;
+    /* Figures. */
+    int64_t key_at[KEYS];
+    int key_pending;
+    double key_delay_us[KEYS], key_bound_us[KEYS];
+    uint64_t max_queued, largest_write;
+    int64_t stream_at;
+    int64_t mark_at;                /* the first full picture was out */
+    uint64_t frames, images;
+} Sim;
+
+static uint32_t image_bytes(Sim *s, const QsRect *r)
+{
+    return flow_sim_image_bytes(s->rng, r, &s->c->act->area, &s->c->act->keybox);
+}
+
+static void link_now(Sim *s, int64_t now, QsPlanLink *l)
+{
+    *l = (QsPlanLink){ .have_facts = TRUE, .sent_bytes = s->sent, .can_send = TRUE };
+    flow_sim_link_facts(s->link, now, &l->facts);
+}
+
+static double write_bytes(Sim *s, int64_t now, uint64_t bytes)
+{
+    double depart = flow_sim_link_write(s->link, now, bytes);
+
+    s->sent += bytes;
+    s->largest_write = MAX(s->largest_write, bytes);
+    s->max_queued = MAX(s->max_queued, flow_sim_link_queued(s->link, now));
+    return depart;
+}
+
+static void send_ping(Sim *s, int64_t now)
+{
+    double depart = write_bytes(s, now, PING_BYTES);
+    /* Read by the client once carried there; its PONG takes the way back. */
+    Pong p = { (int64_t)(depart + PING_BYTES / flow_sim_link_bytes_per_sec(s->link) * 1e6) +
+                   s->c->link->rtt_us, ++s->ping_id };
+
+    qs_display_plan_probe_sent(s->plan, now, p.id, s->sent);
+    g_array_append_val(s->pongs, p);
+}
+
+static void carry_out_image(Sim *s, const QsPlanAction *a, int64_t now)
+{
+    uint32_t bytes = image_bytes(s, &a->item.rect);
+    double depart = write_bytes(s, now, bytes);
+
+    qs_display_plan_image_sent(s->plan, a, FALSE, bytes, now);
+    s->images++;
+    if (s->key_pending >= 0 && flow_sim_overlap(&a->item.rect, &s->c->act->keybox)) {
+        int k = s->key_pending;
+
+        s->key_delay_us[k] = depart - (double)s->key_at[k];
+        s->key_bound_us[k] = s->c->link->rtt_us / 2.0 +
+                             bytes / flow_sim_link_bytes_per_sec(s->link) * 1e6 + SLACK_US;
+        s->key_pending = -1;
+    }
+}
+
+/* The channel's loop, its encoder answering at once. */
+static void pump(Sim *s, int64_t now)
+{
+    g_autoptr(QsScreenDamage) damage = qs_screen_watch_take(s->watch);
+    QsPlanAction a;
+    QsPlanLink l;
+
+    if (damage) {
+        qs_display_plan_damage(s->plan, damage, now);
+    }
+    if (qs_display_plan_tick(s->plan, now)) {
+        qs_display_plan_heat(s->plan, qs_screen_heat_snapshot(s->screen, now), now);
+    }
+    for (;;) {
+        link_now(s, now, &l);
+        qs_display_plan_next(s->plan, now, &l, &a);
+        switch (a.kind) {
+        case QS_PLAN_IDLE:
+        case QS_PLAN_WAIT:
+            s->wake = a.wake_us;
+            return;
+        case QS_PLAN_PROBE:
+            send_ping(s, now);
+            break;
+        case QS_PLAN_IMAGE:
+            carry_out_image(s, &a, now);
+            break;
+        case QS_PLAN_STREAM_CREATE:
+            if (!s->stream_at) {
+                s->stream_at = now;
+            }
+            write_bytes(s, now, 64);
+            break;
+        case QS_PLAN_STREAM_FRAME:
+        case QS_PLAN_STREAM_FLUSH: {
+            uint32_t bytes = MAX(a.est_bytes, 64);
+
+            link_now(s, now, &l);
+            g_assert_cmpuint(qs_display_plan_frame_done(s->plan, a.stream, a.est_bytes,
+                                                        a.kind == QS_PLAN_STREAM_FLUSH, TRUE,
+                                                        bytes, TRUE, &l, now), !=, 0);
+            write_bytes(s, now, bytes);
+            s->frames += a.kind == QS_PLAN_STREAM_FRAME;
+            break;
+        }
+        case QS_PLAN_MARK:
+            s->mark_at = now;
+            write_bytes(s, now, 32);
+            break;
+        case QS_PLAN_SURFACE_DESTROY:
+        case QS_PLAN_SURFACE_CREATE:
+        case QS_PLAN_STREAM_DESTROY:
+            write_bytes(s, now, 32);
+            break;
+        }
+    }
+}
+
+static void draw(Sim *s, const QsRect *r, const uint8_t *px, int64_t now)
+{
+    g_autoptr(GError) error = NULL;
+
+    g_assert_true(qs_screen_update(s->screen, r->x, r->y, r->width, r->height,
+                                   (uint32_t)r->width * 4, QS_PIXMAN_X8R8G8B8, px,
+                                   (size_t)r->width * r->height * 4, now, &error));
+}
+
+static void run(const Case *c, Sim *s)
+{
+    const QsRect *area = &c->act->area, *key = &c->act->keybox;
+    size_t area_bytes = (size_t)area->width * area->height * 4;
+    QsPlanCaps caps = { .lz4 = TRUE, .h264 = c->act->video, .mjpeg = c->act->video,
+                        .max_stream_side = 4096,
+                        .min_stream_bitrate = 64000, .max_stream_bitrate = 200000000 };
+    g_autofree uint8_t *desktop = g_malloc0((size_t)SCREEN_W * SCREEN_H * 4);
+    g_autoptr(GError) error = NULL;
+    int64_t now = 0, next_frame = ANIM_START_US;
+    unsigned next_key = 0, frame = 0;
+
+    memset(s, 0, sizeof(*s));
+    s->c = c;
+    s->rng = g_rand_new_with_seed(20261202);
+    s->screen = qs_screen_new();
+    s->plan = qs_display_plan_new(&caps);
+    s->link = flow_sim_link_new(c->link->bits_per_sec, c->link->rtt_us);
+    s->pongs = g_array_new(FALSE, FALSE, sizeof(Pong));
+    s->noise = g_malloc(area_bytes * 2);
+    s->glyph = g_malloc((size_t)key->width * key->height * 4);
+    s->key_pending = -1;
+    for (size_t i = 0; i < area_bytes * 2 / 4; i++) {
+        ((uint32_t *)s->noise)[i] = g_rand_int(s->rng) & 0xffffff;
+    }
+    for (unsigned k = 0; k < KEYS; k++) {
+        s->key_at[k] = KEYS_FROM_US + k * 500000 + g_rand_int_range(s->rng, 0, 300000);
+    }
+    g_assert_true(qs_screen_scanout(s->screen, SCREEN_W, SCREEN_H, SCREEN_W * 4,
+                                    QS_PIXMAN_X8R8G8B8, desktop,
+                                    (size_t)SCREEN_W * SCREEN_H * 4, now, &error));
+    s->watch = qs_screen_watch_new(s->screen);
+
+    while (now < DURATION_US) {
+        int64_t next = next_frame;
+
+        if (now >= next_frame) {
+            /* A new picture each frame: a window of the noise, moved on. */
+            draw(s, area, s->noise + (frame % 97) * 4 * 1031 % area_bytes, now);
+            frame++;
+            next_frame += FRAME_US;
+        }
+        if (next_key < KEYS && now >= s->key_at[next_key]) {
+            memset(s->glyph, 0x40 + 0x20 * (int)next_key, (size_t)key->width * key->height * 4);
+            draw(s, key, s->glyph, now);
+            s->key_at[next_key] = now;
+            s->key_pending = (int)next_key++;
+        }
+        while (s->pongs->len && g_array_index(s->pongs, Pong, 0).t <= now) {
+            qs_display_plan_pong(s->plan, now, g_array_index(s->pongs, Pong, 0).id);
+            g_array_remove_index(s->pongs, 0);
+        }
+        pump(s, now);
+        if (next_key < KEYS) {
+            next = MIN(next, s->key_at[next_key]);
+        }
+        if (s->pongs->len) {
+            next = MIN(next, g_array_index(s->pongs, Pong, 0).t);
+        }
+        if (s->wake) {
+            next = MIN(next, s->wake);
+        }
+        now = MAX(next, now + 1);
+    }
+}
+
+static void sim_clear(Sim *s)
+{
+    qs_display_plan_free(s->plan);
+    qs_screen_watch_free(s->watch);
+    qs_screen_free(s->screen);
+    flow_sim_link_free(s->link);
+    g_array_unref(s->pongs);
+    g_rand_free(s->rng);
+    g_free(s->noise);
+    g_free(s->glyph);
+}
+
+static void check_case(gconstpointer data)
+{
+    const Case *c = data;
+    Sim sim, *s = &sim;
+    double bdp;
+
+    run(c, s);
+    bdp = (double)flow_sim_link_bdp(s->link);
+    g_test_message("%s %s: %" G_GUINT64_FORMAT " images, %" G_GUINT64_FORMAT
+                   " frames; first picture out at %.0f ms; stream after %.0f ms; socket max %" G_GUINT64_FORMAT
+                   " B (BDP %.0f B, largest write %" G_GUINT64_FORMAT " B)",
+                   c->link->name, c->act->name, s->images, s->frames, s->mark_at / 1000.0,
+                   s->stream_at ? (s->stream_at - ANIM_START_US) / 1000.0 : -1, s->max_queued, bdp,
+                   s->largest_write);
+    if (c->act->video) {
+        /* Without a stream the area's images never let the link idle, and
+         * MARK waits for that. */
+        g_assert_cmpint(s->mark_at, >, 0);
+        g_assert_cmpint(s->mark_at, <, s->key_at[0]);
+    }
+    for (unsigned k = 0; k < KEYS; k++) {
+        g_test_message("%s %s key %u: on the wire after %.2f ms (bound %.2f ms)", c->link->name,
+                       c->act->name, k, s->key_delay_us[k] / 1000.0,
+                       s->key_bound_us[k] / 1000.0);
+        g_assert_cmpfloat(s->key_bound_us[k], >, 0);
+        g_assert_cmpfloat(s->key_delay_us[k], <=, s->key_bound_us[k]);
+    }
+    g_assert_cmpfloat((double)s->max_queued, <=, 1.5 * bdp + s->largest_write);
+    if (c->act->video) {
+        g_assert_cmpint(s->stream_at, >, 0);
+        g_assert_cmpint(s->stream_at - ANIM_START_US, <=, STREAM_BY_FRAMES * FRAME_US);
+        g_assert_cmpuint(s->frames, >, 0);
+    } else {
+        g_assert_cmpuint(s->frames, ==, 0);
+    }
+    sim_clear(s);
+}
+
+int main(int argc, char **argv)
+{
+    static Case cases[G_N_ELEMENTS(links) * G_N_ELEMENTS(activities)];
+    unsigned n = 0;
+
+    g_test_init(&argc, &argv, NULL);
+    for (unsigned i = 0; i < G_N_ELEMENTS(links); i++) {
+        for (unsigned j = 0; j < G_N_ELEMENTS(activities); j++, n++) {
+            g_autofree char *path = g_strdup_printf("/flow/plan/%s/%s", links[i].name,
+                                                    activities[j].name);
+
+            cases[n] = (Case){ &links[i], &activities[j] };
+            g_test_add_data_func(path, &cases[n], check_case);
+        }
+    }
+    return g_test_run();
+}
