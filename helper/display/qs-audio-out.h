@@ -5,6 +5,7 @@
 #include <gio/gio.h>
 #include <stdint.h>
 
+#include "display/qs-audio-listener.h"
 #include "display/qs-display.h"
 
 /*
@@ -18,25 +19,6 @@
  * PCM is dropped rather than the queue grown.
  */
 #define QS_AUDIO_MAX_QUEUE_MS 200
-/* Voices followed at once; qemu has one per audiodev in practice. */
-#define QS_AUDIO_MAX_VOICES 8
-#define QS_AUDIO_MAX_CHANNELS 8
-
-/* qemu's Init arguments, validated (qs_audio_format_check). */
-typedef struct {
-    uint8_t bits;               /* 8, 16 or 32 */
-    gboolean is_signed;
-    gboolean is_float;          /* only with 32 bits */
-    gboolean be;                /* big-endian samples */
-    uint32_t freq;              /* frames per second */
-    uint8_t nchannels;          /* 1..QS_AUDIO_MAX_CHANNELS, interleaved */
-    uint32_t bytes_per_frame;   /* bits / 8 * nchannels */
-    uint32_t bytes_per_second;  /* freq * bytes_per_frame */
-} QsAudioFormat;
-
-/* Is this a format qemu can mean, and one we can bound? Peer input. */
-gboolean qs_audio_format_check(const QsAudioFormat *format, GError **error);
-
 typedef struct QsAudioOut QsAudioOut;
 
 /* Main context, in qemu's order. */

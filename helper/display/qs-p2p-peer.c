@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <gio/gunixfdlist.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -17,6 +18,7 @@ struct QsP2pPeer {
     GMainContext *ctx;
     GSocket *socket;
     gint retired;                   /* atomic */
+    gint finished;                  /* atomic: the thread touches nothing now */
     GDBusConnection *conn;          /* peer thread */
 };
 
@@ -32,7 +34,7 @@ static void on_closed(GDBusConnection *conn, gboolean remote, GError *error,
 
     (void)conn, (void)remote;
     if (!qs_p2p_peer_is_retired(peer)) {
-        peer->funcs->closed(error ? error->message : "closed", peer->data);
+        peer->funcs->closed(error ? error->message : NULL, peer->data);
     }
 }
 
@@ -75,20 +77,46 @@ static gpointer peer_thread(gpointer data)
     peer->funcs->unexport(peer->data);
     if (peer->conn) {
         g_signal_handlers_disconnect_by_data(peer->conn, peer);
-        g_dbus_connection_close(peer->conn, NULL, NULL, NULL);
+        /* Synchronously: an asynchronous close completes on peer->ctx,
+         * which nobody runs once this thread ends, and its pending
+         * completion would keep the context (an eventfd) and the connection
+         * (its read buffer) alive for good, one of each per peer. The
+         * socket is shut down already, so this does not wait on qemu. */
+        g_dbus_connection_close_sync(peer->conn, NULL, NULL);
     }
+    /* Whatever GDBus queued to us and never ran is freed here. */
     while (g_main_context_iteration(peer->ctx, FALSE)) {
     }
     g_clear_object(&peer->conn);
     g_main_context_pop_thread_default(peer->ctx);
+    g_atomic_int_set(&peer->finished, 1);
     return NULL;
+}
+
+QsP2pPeer *qs_p2p_peer_new_from_fd(int fd, const char *thread_name,
+                                   const QsP2pPeerFuncs *funcs, gpointer data,
+                                   GError **error)
+{
+    QsP2pPeer *peer;
+    GSocket *socket = g_socket_new_from_fd(fd, error);
+
+    if (!socket) {
+        close(fd);
+        return NULL;
+    }
+    peer = g_new0(QsP2pPeer, 1);
+    peer->funcs = funcs;
+    peer->data = data;
+    peer->socket = socket;
+    peer->ctx = g_main_context_new();
+    peer->thread = g_thread_new(thread_name, peer_thread, peer);
+    return peer;
 }
 
 QsP2pPeer *qs_p2p_peer_new(const char *thread_name, const QsP2pPeerFuncs *funcs,
                            gpointer data, int *qemu_fd, GError **error)
 {
     QsP2pPeer *peer;
-    GSocket *socket;
     int pair[2];
 
     if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) < 0) {
@@ -98,20 +126,43 @@ QsP2pPeer *qs_p2p_peer_new(const char *thread_name, const QsP2pPeerFuncs *funcs,
                     "socketpair failed: %s", g_strerror(e));
         return NULL;
     }
-    socket = g_socket_new_from_fd(pair[0], error);
-    if (!socket) {
-        close(pair[0]);
+    peer = qs_p2p_peer_new_from_fd(pair[0], thread_name, funcs, data, error);
+    if (!peer) {
         close(pair[1]);
         return NULL;
     }
-    peer = g_new0(QsP2pPeer, 1);
-    peer->funcs = funcs;
-    peer->data = data;
-    peer->socket = socket;
-    peer->ctx = g_main_context_new();
-    peer->thread = g_thread_new(thread_name, peer_thread, peer);
     *qemu_fd = pair[1];
     return peer;
+}
+
+void qs_p2p_peer_retire(QsP2pPeer *peer)
+{
+    g_atomic_int_set(&peer->retired, 1);
+    /* Works even while GDBus's reader or the peer thread is stuck: qemu
+     * sees the hang-up at once, frees what it queued for us and forgets
+     * the listener. */
+    g_socket_shutdown(peer->socket, TRUE, TRUE, NULL);
+    g_main_context_wakeup(peer->ctx);
+}
+
+gboolean qs_p2p_peer_finished(QsP2pPeer *peer)
+{
+    return g_atomic_int_get(&peer->finished) != 0;
+}
+
+uint64_t qs_p2p_peer_get_unread(QsP2pPeer *peer)
+{
+    int n = 0;
+
+    if (ioctl(g_socket_get_fd(peer->socket), FIONREAD, &n) < 0) {
+        n = 0;
+    }
+    return (uint64_t)MAX(n, 0);
+}
+
+GMainContext *qs_p2p_peer_get_context(QsP2pPeer *peer)
+{
+    return peer->ctx;
 }
 
 void qs_p2p_peer_free(QsP2pPeer *peer)
@@ -119,10 +170,7 @@ void qs_p2p_peer_free(QsP2pPeer *peer)
     if (!peer) {
         return;
     }
-    g_atomic_int_set(&peer->retired, 1);
-    /* qemu sees the hang-up and forgets this listener. */
-    g_socket_shutdown(peer->socket, TRUE, TRUE, NULL);
-    g_main_context_wakeup(peer->ctx);
+    qs_p2p_peer_retire(peer);
     g_thread_join(peer->thread);
     g_main_context_unref(peer->ctx);
     g_object_unref(peer->socket);

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* A peer-to-peer D-Bus connection to qemu, served by a thread of its own: the audio listeners' transport. */
+/* A peer-to-peer D-Bus connection to qemu, served by a thread of its own: the listeners' transport. */
 #pragma once
 
 #include <gio/gio.h>
+#include <stdint.h>
 
 /*
  * qemu connects to a listener we register (Audio.RegisterOutListener, ...)
@@ -12,6 +13,9 @@
  * context, never waiting for ours: the objects are exported there, before
  * the first message is read, and what they receive crosses to the main
  * context by whatever means their owner chooses.
+ *
+ * The display listener is given its end by its console (qemu's
+ * RegisterListener); the audio listeners make the pair and register here.
  */
 typedef struct QsP2pPeer QsP2pPeer;
 
@@ -21,11 +25,17 @@ typedef struct {
     gboolean (*export)(GDBusConnection *conn, gpointer data, GError **error);
     /* Peer thread, when the peer is freed: unexport, drop references. */
     void (*unexport)(gpointer data);
-    /* Peer thread: the connection closed or could not be made. Not called
-     * once the peer is being freed. */
+    /* Peer thread: the connection closed or could not be made (or
+     * `export` failed); `why` is NULL when GDBus gave no reason. Not
+     * called once the peer is retired. */
     void (*closed)(const char *why, gpointer data);
 } QsP2pPeerFuncs;
 
+/* Starts the thread, which begins the D-Bus handshake (as the
+ * authentication client) on `fd` at once; takes `fd` in all cases. */
+QsP2pPeer *qs_p2p_peer_new_from_fd(int fd, const char *thread_name,
+                                   const QsP2pPeerFuncs *funcs, gpointer data,
+                                   GError **error);
 /* Makes the socket pair and starts the thread on our end; `*qemu_fd` gets
  * the other end (CLOEXEC, the caller's to pass to qemu and close). */
 QsP2pPeer *qs_p2p_peer_new(const char *thread_name, const QsP2pPeerFuncs *funcs,
@@ -46,8 +56,18 @@ QsP2pPeer *qs_p2p_peer_register(GDBusConnection *conn, const char *dest,
                                 const QsP2pPeerFuncs *funcs, gpointer data,
                                 GCancellable *cancellable,
                                 QsP2pRegisteredFunc registered, GError **error);
-/* Any thread: the peer is being freed (handlers should do nothing more). */
+/* Main context: hangs up now (qemu forgets the listener and frees its
+ * queue) and tells the thread to finish, without waiting for it: the
+ * thread may be stuck. `unexport` runs on the thread as it ends. */
+void qs_p2p_peer_retire(QsP2pPeer *peer);
+/* Any thread: retired (handlers should do nothing more). */
 gboolean qs_p2p_peer_is_retired(QsP2pPeer *peer);
-/* Main context: hangs up (qemu forgets the listener), joins the thread. */
+/* Any thread: the thread has ended; qs_p2p_peer_free will not wait. */
+gboolean qs_p2p_peer_finished(QsP2pPeer *peer);
+/* Bytes qemu sent that nobody has read from our end yet. */
+uint64_t qs_p2p_peer_get_unread(QsP2pPeer *peer);
+/* The peer thread's main context (for test controls that block it). */
+GMainContext *qs_p2p_peer_get_context(QsP2pPeer *peer);
+/* Main context: retires it if need be, waits for the thread, frees. */
 void qs_p2p_peer_free(QsP2pPeer *peer);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(QsP2pPeer, qs_p2p_peer_free)
