@@ -130,7 +130,16 @@ def _meta_run(tmp_path, flavour):
     (tmp_path / "pytest.ini").write_text("[pytest]\n")
     return subprocess.Popen([PYTHON, "-m", "pytest", "-s", "-p", "no:cacheprovider",
                              str(tmp_path)], cwd=tmp_path, stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, text=True, start_new_session=True)
+                            stderr=subprocess.STDOUT, text=True, start_new_session=True,
+                            preexec_fn=_sigint_default)
+
+
+def _sigint_default():
+    # The child must take a Ctrl-C even when this run is a background job:
+    # a shell without job control starts those with SIGINT ignored, children
+    # inherit that, and Python then never raises KeyboardInterrupt
+    # (tools/check runs the tooling tests as such a job).
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def _qemu_pid_from(child):
