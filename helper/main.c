@@ -131,7 +131,7 @@ static void on_gone(QsDisplay *display, const char *reason, gpointer data)
     g_main_loop_quit(app->loop);
 }
 
-/* Resize (issue J): the client's monitors config, through the agent, as
+/* Resize: the client's monitors config, through the agent, as
  * each served console's Console.SetUIInfo (head i is the i-th served
  * console); qemu's answer back to the agent's reply. */
 typedef struct {
@@ -330,7 +330,7 @@ int main(int argc, char **argv)
         }
     }
 #endif
-    /* Clipboard (issue J): qemu's D-Bus clipboard behind an emulated agent. */
+    /* Clipboard: qemu's D-Bus clipboard behind an emulated agent. */
     clipboard = qs_clipboard_new(qs_display_get_connection(display),
                                  qs_display_get_dest(display));
     qs_agent_use_clipboard(channels, clipboard);
@@ -341,7 +341,7 @@ int main(int argc, char **argv)
             on_ui_info_done, channels);
     }
     qs_agent_set_monitors(channels, &monitors_ops, &ui_infos);
-    /* Sound (issue J): qemu's D-Bus audio output to the playback channel. */
+    /* Sound: qemu's D-Bus audio output to the playback channel. */
     audio_out = qs_audio_out_new(qs_display_get_connection(display),
                                  qs_display_get_dest(display));
     playback = qs_playback_audio_new(channels, audio_out);

@@ -266,7 +266,7 @@ static void check_row(const FlowSimLinkCase *lc, const Summary *sum, double bdp,
      * press is checked against its own, looser one per seed). Measured:
      * p50 at 0-30 % of that bound. */
     g_assert_cmpfloat(sum->key_p50_ms, <=, sum->key_bound_min_ms);
-    /* Link use after the first second (the seeds are fixed, so these do
+    /* Link use after the first second (the random seeds are fixed, so these do
      * not vary from run to run): 95-96 % on every bottleneck link, the rest
      * being bytes not yet acknowledged at the end; a pacer that lets the
      * link wait falls below 92 % (without the cruising half band of
