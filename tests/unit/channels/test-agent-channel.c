@@ -3,7 +3,7 @@
 #include "channels/qs-agent-channel.h"
 #include "channels/qs-agent.h"
 #include "channels/qs-channels.h"
-#include "encode/qs-wire.h"
+#include "channels/qs-wire.h"
 #include "fake-peers.h"
 
 #include <spice/enums.h>

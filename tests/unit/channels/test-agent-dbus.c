@@ -4,7 +4,7 @@
 #include "channels/qs-agent-clipboard.h"
 #include "channels/qs-agent.h"
 #include "channels/qs-channels.h"
-#include "encode/qs-wire.h"
+#include "channels/qs-wire.h"
 #include "fake-peers.h"
 #include "qs-dbus-display1.h"
 

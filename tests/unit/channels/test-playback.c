@@ -3,7 +3,7 @@
 #include "channels/qs-channels.h"
 #include "channels/qs-playback.h"
 #include "encode/qs-audio-opus.h"
-#include "encode/qs-wire.h"
+#include "channels/qs-wire.h"
 #include "fake-peers.h"
 
 #include <spice/enums.h>
