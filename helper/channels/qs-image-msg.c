@@ -34,19 +34,26 @@ void qs_image_bitmap_append(const QsPixelRect *rect, uint64_t id, GByteArray *ou
     qs_enc_raw_append(rect, out);
 }
 
-gboolean qs_image_lz4_append(const QsPixelRect *rect, uint64_t id, GByteArray *out)
+/* A compressed image: the descriptor, u32 data_size, the type's `extra`
+ * header bytes, then what `encode` appends within the BITMAP image's size
+ * (else it does not pay and `out` is left as it was). */
+typedef gboolean (*EncodeFunc)(const QsPixelRect *rect, int quality, size_t limit,
+                               GByteArray *out);
+
+static gboolean append_compressed(const QsPixelRect *rect, uint64_t id, uint8_t type,
+                                  const uint8_t *extra, guint n_extra, EncodeFunc encode,
+                                  int quality, GByteArray *out)
 {
     size_t limit = qs_image_bitmap_size(rect->width, rect->height);
     size_t start = out->len;
     size_t size_at;
 
     g_assert(qs_pixel_rect_valid(rect));
-    put_descriptor(out, id, SPICE_IMAGE_TYPE_LZ4, rect->width, rect->height);
+    put_descriptor(out, id, type, rect->width, rect->height);
     size_at = out->len;
     qs_wire_u32(out, 0);                /* data_size, patched below */
-    qs_wire_u8(out, 1);                 /* top_down */
-    qs_wire_u8(out, SPICE_BITMAP_FMT_32BIT);
-    if (!qs_enc_lz4_append(rect, limit - QS_LZ4_HEADER_SIZE, out)) {
+    g_byte_array_append(out, extra, n_extra);
+    if (!encode(rect, quality, limit - (out->len - start), out)) {
         g_byte_array_set_size(out, (guint)start);
         return FALSE;
     }
@@ -55,23 +62,26 @@ gboolean qs_image_lz4_append(const QsPixelRect *rect, uint64_t id, GByteArray *o
     return TRUE;
 }
 
+static gboolean encode_lz4(const QsPixelRect *rect, int quality, size_t limit,
+                           GByteArray *out)
+{
+    (void)quality;
+    return qs_enc_lz4_append(rect, limit, out);
+}
+
+gboolean qs_image_lz4_append(const QsPixelRect *rect, uint64_t id, GByteArray *out)
+{
+    const uint8_t top_down_fmt[2] = { 1, SPICE_BITMAP_FMT_32BIT };
+
+    return append_compressed(rect, id, SPICE_IMAGE_TYPE_LZ4, top_down_fmt,
+                             sizeof(top_down_fmt), encode_lz4, 0, out);
+}
+
 gboolean qs_image_jpeg_append(const QsPixelRect *rect, uint64_t id, int quality,
                               GByteArray *out)
 {
-    size_t limit = qs_image_bitmap_size(rect->width, rect->height);
-    size_t start = out->len;
-    size_t size_at;
-
-    g_assert(qs_pixel_rect_valid(rect));
-    put_descriptor(out, id, SPICE_IMAGE_TYPE_JPEG, rect->width, rect->height);
-    size_at = out->len;
-    qs_wire_u32(out, 0);                /* data_size, patched below */
-    if (!qs_enc_jpeg_append(rect, quality, limit - QS_JPEG_HEADER_SIZE, out)) {
-        g_byte_array_set_size(out, (guint)start);
-        return FALSE;
-    }
-    qs_wire_set_u32(out, size_at, (uint32_t)(out->len - size_at - 4));
-    return TRUE;
+    return append_compressed(rect, id, SPICE_IMAGE_TYPE_JPEG, NULL, 0,
+                             qs_enc_jpeg_append, quality, out);
 }
 
 QsImageCodec qs_image_append(QsImageCodec codec, const QsPixelRect *rect,
