@@ -39,6 +39,8 @@ static char *arg_vm;
 static char *arg_qmp;
 static int arg_console = -1;
 static int arg_control_fd = -1;
+static int arg_max_sessions = QS_CHANNELS_DEFAULT_SESSIONS;
+static char *arg_when_full;
 static QsConfineConfig confine_cfg;
 #ifdef QS_TEST_CONTROLS
 static char *arg_test_control;
@@ -64,6 +66,12 @@ static const GOptionEntry entries[] = {
     { "control-fd", 0, 0, G_OPTION_ARG_INT, &arg_control_fd,
       "Serve the launcher's control interface (org.qemuspice.Helper1) on "
       "connections accepted from the listening Unix socket FD", "FD" },
+    { "max-sessions", 0, 0, G_OPTION_ARG_INT, &arg_max_sessions,
+      "Serve at most N clients at once, each in its own session paced for "
+      "its own link (1-16, default 4)", "N" },
+    { "when-full", 0, 0, G_OPTION_ARG_STRING, &arg_when_full,
+      "A new client when --max-sessions are connected: 'refuse' it with a "
+      "link error (default) or 'replace' the oldest session", "POLICY" },
     { "version", 'V', 0, G_OPTION_ARG_NONE, &arg_version,
       "Print the version and exit", NULL },
     { NULL, 0, 0, 0, NULL, NULL, NULL }
@@ -193,6 +201,28 @@ static int check_attach_options(void)
     return QS_EXIT_OK;
 }
 
+static int check_session_options(QsWhenFull *when_full)
+{
+    if (arg_max_sessions < 1 || arg_max_sessions > QS_CHANNELS_MAX_SESSIONS) {
+        g_autofree char *msg = g_strdup_printf(
+            "--max-sessions takes a number of clients from 1 to %u, not %d",
+            QS_CHANNELS_MAX_SESSIONS, arg_max_sessions);
+
+        return usage_error(msg);
+    }
+    if (!arg_when_full || g_str_equal(arg_when_full, "refuse")) {
+        *when_full = QS_WHEN_FULL_REFUSE;
+    } else if (g_str_equal(arg_when_full, "replace")) {
+        *when_full = QS_WHEN_FULL_REPLACE;
+    } else {
+        g_autofree char *msg = g_strdup_printf(
+            "--when-full takes 'refuse' or 'replace', not '%s'", arg_when_full);
+
+        return usage_error(msg);
+    }
+    return QS_EXIT_OK;
+}
+
 int main(int argc, char **argv)
 {
     g_autoptr(GOptionContext) ctx = NULL;
@@ -212,6 +242,7 @@ int main(int argc, char **argv)
     QsRecordAudio *record;
     QsHelperControl hc;
     g_autoptr(QsControl) control = NULL;
+    QsWhenFull when_full = QS_WHEN_FULL_REFUSE;
     int r;
 
     ctx = g_option_context_new("- serve a qemu console over SPICE");
@@ -241,6 +272,9 @@ int main(int argc, char **argv)
         return usage_error(msg);
     }
     r = check_attach_options();
+    if (r == QS_EXIT_OK) {
+        r = check_session_options(&when_full);
+    }
     if (r != QS_EXIT_OK) {
         qs_net_config_clear(&net_cfg);
         return r;
@@ -297,6 +331,8 @@ int main(int argc, char **argv)
         .vm_uuid = qs_display_get_vm_uuid(display),
         .heads = heads,
         .n_heads = qs_display_get_n_consoles(display),
+        .max_sessions = (guint)arg_max_sessions,
+        .when_full = when_full,
     });
     server = qs_server_new(&net_cfg, qs_channels_server_callbacks(), channels,
                            &error);

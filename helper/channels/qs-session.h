@@ -19,6 +19,7 @@ struct QsSession {
     QsChannel *playback;        /* only while qemu offers audio */
     QsChannel *record;          /* only while qemu takes recorded sound */
     uint16_t mouse_mode;        /* SPICE_MOUSE_MODE_SERVER or _CLIENT */
+    gint64 since_us;            /* wall clock when its main channel linked */
 };
 
 QsSession *qs_session_new(const QsChannelContext *ctx, uint32_t id);
