@@ -321,6 +321,15 @@ int qs_cmd_console(QsLaunchConfig *cfg, const char *domain, const char *format)
         qs_log_error("console: %s", err->message);
         return 1;
     }
+    /* A state file whose launcher holds no lock is left from a launcher
+     * that was killed or a host that went down (when the run directory is
+     * not a tmpfs): its pids may name other processes by now. */
+    if (!locked(cfg, st->domain) || !qs_pid_alive(st->monitor_pid)) {
+        qs_log_error("console: the launcher of '%s' is gone, so is its "
+                     "console (a stale state file: 'detach' removes it)",
+                     st->domain);
+        return 1;
+    }
     if (!qs_pid_alive(st->helper_pid)) {
         qs_log_error("console: the helper of '%s' (pid %d) is not running",
                      st->domain, st->helper_pid);

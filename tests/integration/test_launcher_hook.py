@@ -15,12 +15,11 @@ from serve_support import require_tool
 from test_launcher_spice import wait_guest_ready
 from test_serve_viewers import remote_viewer_sight
 
-from test_launcher_libvirt import (NS, LauncherEnv, metadata, pid_alive,
+from test_launcher_libvirt import (OPT_IN, LauncherEnv, metadata, pid_alive,
                                    start_domain, wait_for)
 
 HOOK_DIR = Path("/etc/libvirt/hooks/qemu.d")
 HOOK = HOOK_DIR / "qemu-spice"
-OPT_IN = f"<metadata><qemu-spice:console xmlns:qemu-spice='{NS}' autostart='yes'/></metadata>"
 
 
 @pytest.fixture

@@ -28,6 +28,7 @@ from harness import procs
 URI = "qemu:///system"
 NS = "https://qemu-spice.org/xmlns/console/1"
 PORTS = (47100, 47109)
+OPT_IN = f"<metadata><qemu-spice:console xmlns:qemu-spice='{NS}' autostart='yes'/></metadata>"
 
 PROBE = r'''#!/usr/bin/python3
 import json, os, select, signal, socket, sys
@@ -305,7 +306,8 @@ def test_attach_p2p_console_and_detach(libvirtd, guest, launcher_env):
     assert meta is not None
     assert f'port="{port}"' in meta and 'host="127.0.0.1"' in meta
     assert f'pid="{pid}"' in meta and password not in meta
-    assert metadata(libvirtd, name, config=True) == meta
+    # runtime state is the live XML's only
+    assert metadata(libvirtd, name, config=True) is None
 
     con = json.loads(env.run("console", name, "--format", "json", check=True).stdout)
     assert con["host"] == "127.0.0.1" and con["port"] == port and con["tls_port"] is None
@@ -371,6 +373,47 @@ def test_supervisor_restarts_killed_helper(libvirtd, guest, launcher_env):
     assert "killed by signal 9" in env.log(name)
     env.run("detach", name, check=True)
     assert env.run_files() == [] and env.helper_pids() == []
+
+
+def test_runtime_state_only_in_live_xml(libvirtd, guest, launcher_env):
+    """Ports, pid and restarts go to the live definition only: the persistent
+    one stays byte for byte as the operator defined it through attach and a
+    restart, and a crash (launcher and helper killed, the domain gone) leaves
+    no console anywhere: not in the XML of the next start, not in 'console'."""
+    env = launcher_env
+    name = start_domain(libvirtd, "qs-test-launch-live", guest, env.dir, metadata=OPT_IN)
+    inactive = libvirtd.virsh("dumpxml", "--inactive", name).stdout
+    assert "autostart='yes'" in inactive or 'autostart="yes"' in inactive
+
+    env.run("attach", name, "--supervise", check=True)
+    st = env.state(name)
+    assert libvirtd.virsh("dumpxml", "--inactive", name).stdout == inactive
+    live = metadata(libvirtd, name)
+    assert f'port="{st["port"]}"' in live and f'pid="{st["helper_pid"]}"' in live
+    assert 'autostart="yes"' in live
+    assert f'port="{st["port"]}"' in libvirtd.virsh("dumpxml", name).stdout
+
+    os.kill(st["helper_pid"], signal.SIGKILL)
+    new = wait_for(lambda: (s := env.state(name)) and s["restarts"] == 1 and s, 15,
+                   "the restarted helper")
+    wait_for(lambda: 'restarts="1"' in (metadata(libvirtd, name) or ""), 10,
+             "the restart in the live metadata")
+    assert libvirtd.virsh("dumpxml", "--inactive", name).stdout == inactive
+
+    # A crash: nothing of ours gets to clean up, and the domain goes.
+    os.kill(new["monitor_pid"], signal.SIGKILL)
+    wait_for(lambda: not pid_alive(new["monitor_pid"]), 5, "the monitor to die")
+    os.kill(new["helper_pid"], signal.SIGKILL)
+    libvirtd.virsh("destroy", name)
+    res = env.run("console", name)
+    one_line_error(res, "console:", f"the launcher of '{name}' is gone")
+    assert env.run("status", name).returncode == 3
+    libvirtd.virsh("start", name)
+    assert metadata(libvirtd, name) == '<console autostart="yes"/>'
+    assert libvirtd.virsh("dumpxml", "--inactive", name).stdout == inactive
+    env.run("detach", name, check=True)   # removes the stale files
+    assert env.run_files() == []
+    assert libvirtd.virsh("dumpxml", "--inactive", name).stdout == inactive
 
 
 def test_set_ticket_needs_an_answering_helper(libvirtd, guest, launcher_env):
