@@ -9,6 +9,7 @@ launcher's contract independently of the real helper; test_launcher_spice.py
 runs the real one. The domains boot the test guest under TCG."""
 
 import json
+import ipaddress
 import math
 import os
 import pwd
@@ -125,12 +126,13 @@ class LauncherEnv:
                            for g, kv in groups.items())
         self.conf.write_text(text)
 
-    def run(self, *args, timeout=60, check=False):
+    def run(self, *args, timeout=60, check=False, input=None):
         env = dict(os.environ, QS_HARNESS_OWNER=procs.OWNER_TOKEN,
                    QS_HARNESS_KIND="launcher")
         res = subprocess.run([str(self.launcher), "-C", str(self.conf), *map(str, args)],
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                             stdin=subprocess.DEVNULL, text=True, timeout=timeout, env=env)
+                             stdin=subprocess.DEVNULL if input is None else None,
+                             input=input, text=True, timeout=timeout, env=env)
         if check and res.returncode != 0:
             raise AssertionError(f"launcher {' '.join(map(str, args))} exited "
                                  f"{res.returncode}: {res.stderr.strip()}")
@@ -318,6 +320,7 @@ def test_attach_p2p_console_and_detach(libvirtd, guest, launcher_env):
     assert f"port={port}\n" in vv and "type=spice\n" in vv
     kb = env.run("console", name, "--format", "kerbside", check=True).stdout
     assert f"insecure_port: {port}\n" in kb
+    assert '    hypervisor_ip: "127.0.0.1"\n' in kb
 
     with socket.create_connection(("127.0.0.1", port), timeout=5):
         pass
@@ -414,6 +417,64 @@ def test_runtime_state_only_in_live_xml(libvirtd, guest, launcher_env):
     env.run("detach", name, check=True)   # removes the stale files
     assert env.run_files() == []
     assert libvirtd.virsh("dumpxml", "--inactive", name).stdout == inactive
+
+
+def host_addresses():
+    """This host's addresses, from its interfaces (ip -j addr)."""
+    out = subprocess.run(["ip", "-j", "addr"], stdout=subprocess.PIPE, check=True,
+                         timeout=10, text=True).stdout
+    return {a["local"] for i in json.loads(out) for a in i.get("addr_info", [])}
+
+
+def test_status_starting_and_hook_failure(libvirtd, guest, launcher_env):
+    """The hook's launcher records itself before the 'started' hook returns:
+    'status' says "starting" (exit 4) until the state is written, then the
+    console (exit 0). A hook-started attach that fails leaves its one-line
+    error for 'status' (exit 1), since libvirtd drops a hook's output; the
+    'stopped' hook clears it. Also: with a wildcard listener the Kerbside
+    entry's hypervisor_ip is an address of this host, not its name."""
+    env = launcher_env
+    name = "qs-test-launch-pend"
+    env.write_conf(launcher__wait=30, listen__address="0.0.0.0")
+    xml = domain_xml(name, guest, env.dir, metadata=OPT_IN)
+    (env.dir / f"{name}.xml").write_text(xml)
+    libvirtd.virsh("define", str(env.dir / f"{name}.xml"))
+
+    t0 = time.monotonic()
+    env.run("hook", name, "started", "begin", "-", input=xml, check=True)
+    assert time.monotonic() - t0 < 5
+    res = env.run("status", name)
+    assert res.returncode == 4, (res.returncode, res.stdout, res.stderr)
+    assert res.stdout.startswith(f"{name}: starting (the libvirt hook's launcher, pid "), res.stdout
+    pend = json.loads(env.run("status", name, "--json").stdout)
+    assert pend["hook"] == "starting" and pid_alive(pend["launcher_pid"])
+    assert env.run("status").stdout.startswith(f"{name}: starting")
+
+    libvirtd.virsh("start", name)
+    st = wait_for(lambda: (s := env.state(name)) and s, 30, "the hook's launcher to attach")
+    assert st["monitor_pid"] == pend["launcher_pid"]
+    assert env.run("status", name).returncode == 0
+    assert f"{name}.hook" not in env.run_files()
+
+    kb = env.run("console", name, "--format", "kerbside", check=True).stdout
+    ip = re.search(r'^    hypervisor_ip: "([^"]+)"$', kb, re.M).group(1)
+    addr = ipaddress.ip_address(ip)      # an address, not a name
+    assert not addr.is_loopback and ip in host_addresses(), (ip, kb)
+    assert re.search(r"^    # hypervisor_ip: .+$", kb, re.M), kb
+    env.run("detach", name, check=True)
+
+    # The domain is not running: the attach gives up after [launcher] wait.
+    libvirtd.virsh("destroy", name)
+    env.write_conf(launcher__wait=1)
+    env.run("hook", name, "started", "begin", "-", input=xml, check=True)
+    res = wait_for(lambda: (r := env.run("status", name)).returncode == 1 and r, 15,
+                   "the hook's attach to fail")
+    one_line_error(res, f"status: {name}: not attached: the libvirt hook's attach failed",
+                   f"domain '{name}' is not running")
+    assert env.run("status", name, "--json").stdout.count('"hook":"failed"') == 1
+    env.run("hook", name, "stopped", "end", "-", input=xml, check=True)
+    one_line_error(env.run("status", name), f"domain '{name}' is not attached")
+    assert env.run_files() == []
 
 
 def test_set_ticket_needs_an_answering_helper(libvirtd, guest, launcher_env):
