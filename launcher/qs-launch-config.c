@@ -225,8 +225,12 @@ static void set_defaults(QsLaunchConfig *cfg)
     cfg->backoff_max_s = 30;
     cfg->wait_s = 60;
     cfg->listen_address = g_strdup("0.0.0.0");
-    cfg->port_min = 5900;
-    cfg->port_max = 5999;
+    /* Below libvirt's own allocators (qemu.conf: remote_display_port_min
+     * 5900 for VNC/SPICE autoport, remote_websocket_port_min 5700), which
+     * would otherwise hand qemu a port we hold; docs/operations.md says
+     * why this range and how to align the two. */
+    cfg->port_min = 5500;
+    cfg->port_max = 5599;
     cfg->plain = TRUE;
     cfg->tls = FALSE;
     cfg->ticket_lifetime_s = 0;

@@ -9,6 +9,7 @@ launcher's contract independently of the real helper; test_launcher_spice.py
 runs the real one. The domains boot the test guest under TCG."""
 
 import json
+import errno
 import ipaddress
 import math
 import os
@@ -506,6 +507,41 @@ def test_destroy_removes_helper_and_state(libvirtd, guest, launcher_env):
     wait_for(lambda: env.run_files() == [], 15, "the state files to go")
     assert not pid_alive(pid) and env.helper_pids() == []
     assert metadata(libvirtd, name, config=True) is None
+
+
+def test_port_in_use_takes_the_next(libvirtd, guest, launcher_env):
+    """Bind and hold: ports held by others (a qemu's SPICE on the wildcard
+    address, a service on ours) are skipped, the next free one is taken and
+    held by the monitor across a helper restart, so a third party trying it
+    meanwhile gets EADDRINUSE."""
+    env = launcher_env
+    name = start_domain(libvirtd, "qs-test-launch-port", guest, env.dir, persistent=False)
+    blockers = []
+    for addr, port in (("0.0.0.0", PORTS[0]), ("127.0.0.1", PORTS[0] + 1)):
+        b = socket.socket()
+        b.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        b.bind((addr, port))
+        b.listen(1)
+        blockers.append(b)
+    try:
+        env.run("attach", name, "--supervise", check=True)
+        st = env.state(name)
+        assert st["port"] == PORTS[0] + 2, st
+        os.kill(st["helper_pid"], signal.SIGKILL)
+        wait_for(lambda: (s := env.state(name)) and s["restarts"] == 1, 15,
+                 "the restarted helper")
+        # between and after the helpers, the port stayed the monitor's
+        with socket.socket() as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            with pytest.raises(OSError) as e:
+                probe.bind(("0.0.0.0", st["port"]))
+                probe.listen(1)
+            assert e.value.errno == errno.EADDRINUSE
+        assert env.state(name)["port"] == PORTS[0] + 2
+        env.run("detach", name, check=True)
+    finally:
+        for b in blockers:
+            b.close()
 
 
 def one_line_error(res, *needles):

@@ -15,8 +15,11 @@ static void test_defaults(void)
     g_assert_cmpstr(c->run_dir, ==, "/run/qemu-spice");
     g_assert_cmpstr(c->log_dir, ==, "/var/log/qemu-spice");
     g_assert_cmpstr(c->listen_address, ==, "0.0.0.0");
-    g_assert_cmpuint(c->port_min, ==, 5900);
-    g_assert_cmpuint(c->port_max, ==, 5999);
+    /* clear of libvirt's default autoport (5900-65535) and websocket
+     * (5700-65535) ranges */
+    g_assert_cmpuint(c->port_min, ==, 5500);
+    g_assert_cmpuint(c->port_max, ==, 5599);
+    g_assert_cmpuint(c->port_max, <, 5700);
     g_assert_true(c->plain);
     g_assert_false(c->tls);
     g_assert_cmpuint(c->ticket_lifetime_s, ==, 0);
