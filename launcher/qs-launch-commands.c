@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -24,6 +25,7 @@
 
 #define HOOK_XML_MAX (16u << 20)
 #define DETACH_WAIT_S 15
+#define HOOK_RECORD_WAIT_MS 2000
 
 gboolean qs_parse_when(const char *s, gint64 now, gint64 *out, GError **error)
 {
@@ -387,9 +389,29 @@ int qs_cmd_hook(QsLaunchConfig *cfg, const char *config_path, char **args)
         }
         close(recorded[1]);
         waitpid(pid, NULL, 0);
-        /* EOF once the launcher has written its record, or has died; it
-         * writes one small file on the run directory's tmpfs. */
-        while (read(recorded[0], &byte, 1) < 0 && errno == EINTR) {
+        /* EOF once the launcher has written its record, or has died: one
+         * small file on the run directory's tmpfs. Bounded all the same,
+         * since libvirt waits for us. */
+        {
+            struct pollfd pfd = { .fd = recorded[0], .events = POLLIN };
+            gint64 deadline = g_get_monotonic_time() +
+                              HOOK_RECORD_WAIT_MS * 1000;
+
+            for (;;) {
+                int left = (int)((deadline - g_get_monotonic_time()) / 1000);
+                int r;
+
+                if (left <= 0) {
+                    break;
+                }
+                r = poll(&pfd, 1, left);
+                if (r < 0 && errno == EINTR) {
+                    continue;
+                }
+                if (r <= 0 || read(recorded[0], &byte, 1) <= 0) {
+                    break;   /* EOF, an error or the deadline */
+                }
+            }
         }
         close(recorded[0]);
         return 0;

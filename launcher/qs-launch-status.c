@@ -117,15 +117,21 @@ int qs_cmd_status(QsLaunchConfig *cfg, const char *domain, gboolean json)
         g_autoptr(QsLaunchState) st = qs_find_state(cfg, domain, &err);
         g_autoptr(QsPending) p = NULL;
 
+        /* No state yet: the hook may have fired and its launcher still be
+         * waiting for libvirt to finish the start, or have failed. A
+         * launcher that writes its state and drops its record between our
+         * two reads is caught by the second read of the state. */
+        if (!st && qs_domain_name_ok(domain, NULL) &&
+            !(p = qs_pending_load(cfg, domain))) {
+            g_clear_error(&err);
+            st = qs_find_state(cfg, domain, &err);
+        }
         if (st) {
             status_line(cfg, st, json, out);
             fputs(out->str, stdout);
             return qs_pid_alive(st->helper_pid) ? 0 : 3;
         }
-        /* No state yet: the hook may have fired and its launcher still be
-         * waiting for libvirt to finish the start, or have failed. */
-        if (qs_domain_name_ok(domain, NULL) &&
-            (p = qs_pending_load(cfg, domain))) {
+        if (p) {
             int rc = qs_pending_exit_code(p);
             g_autofree char *line = qs_pending_describe(cfg, domain, p, json);
 
