@@ -33,6 +33,7 @@ enum {
 #define STARTUP_TIMEOUT_MS 10000
 
 static gboolean arg_version;
+static gboolean arg_print_capabilities;
 static int arg_p2p_fd = -1;
 static char *arg_dbus_address;
 static char *arg_vm;
@@ -74,6 +75,9 @@ static const GOptionEntry entries[] = {
       "link error (default) or 'replace' the oldest session", "POLICY" },
     { "version", 'V', 0, G_OPTION_ARG_NONE, &arg_version,
       "Print the version and exit", NULL },
+    { "print-capabilities", 0, 0, G_OPTION_ARG_NONE, &arg_print_capabilities,
+      "Print what this helper supports as JSON (for a management layer) and "
+      "exit", NULL },
     { NULL, 0, 0, 0, NULL, NULL, NULL }
 };
 
@@ -82,6 +86,37 @@ typedef struct {
     int status;
     const char *leaving;        /* why the loop ended, for the control peers */
 } App;
+
+/* For a management layer that starts helpers (as libvirt asks qemu-rdp):
+ * one JSON object, {"type", "version", "features"}, each feature naming
+ * options this binary has. "tls" only when the TLS module loads, so the
+ * answer holds for this installation, not just this build. */
+static int print_capabilities(void)
+{
+    static const char *const always[] = {
+        "dbus-p2p-fd",     /* --dbus-p2p-fd: virDomainOpenGraphicsFD */
+        "dbus-address",    /* --dbus-address, --vm: a per-VM bus */
+        "listen-fd",       /* --listen-fd, --tls-listen-fd: bound by the caller */
+        "ticket-fd",       /* --ticket-fd: the password on a pipe */
+        "control-fd",      /* --control-fd: org.qemuspice.Helper1 */
+        "multi-console",   /* every graphic console, or --console N */
+        "confinement",     /* --user and the rest of --help-confinement */
+    };
+    g_autoptr(GError) error = NULL;
+    g_autoptr(GString) out = g_string_new(NULL);
+
+    g_string_append_printf(out, "{\"type\":\"qemu-spice\",\"version\":\"%s\","
+                           "\"features\":[", QS_VERSION);
+    for (guint i = 0; i < G_N_ELEMENTS(always); i++) {
+        g_string_append_printf(out, "%s\"%s\"", i ? "," : "", always[i]);
+    }
+    if (qs_tls_load(&error)) {
+        g_string_append(out, ",\"tls\"");
+    }
+    g_string_append(out, "]}\n");
+    fputs(out->str, stdout);
+    return fflush(stdout) == 0 ? QS_EXIT_OK : QS_EXIT_FAILURE;
+}
 
 static void log_handler(const char *domain, GLogLevelFlags level,
                         const char *message, gpointer data)
@@ -265,6 +300,10 @@ int main(int argc, char **argv)
     if (arg_version) {
         printf("qemu-spice %s\n", QS_VERSION);
         return QS_EXIT_OK;
+    }
+    if (arg_print_capabilities) {
+        qs_net_config_clear(&net_cfg);
+        return print_capabilities();
     }
     if (argc > 1) {
         g_autofree char *msg = g_strdup_printf("unexpected argument '%s'",
