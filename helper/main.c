@@ -100,6 +100,7 @@ static int print_capabilities(void)
         "ticket-fd",       /* --ticket-fd: the password on a pipe */
         "control-fd",      /* --control-fd: org.qemuspice.Helper1 */
         "multi-console",   /* every graphic console, or --console N */
+        "sessions",        /* several clients at once: --max-sessions, --when-full */
         "confinement",     /* --user and the rest of --help-confinement */
     };
     g_autoptr(GError) error = NULL;

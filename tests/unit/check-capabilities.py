@@ -16,6 +16,7 @@ OPTIONS = {
     "ticket-fd": ["--ticket-fd"],
     "control-fd": ["--control-fd"],
     "multi-console": ["--console"],
+    "sessions": ["--max-sessions", "--when-full"],
     "confinement": ["--user", "--confine"],
     "tls": ["--tls-listen-fd", "--tls-dir"],
 }
