@@ -43,7 +43,7 @@ void qs_channels_end_session(QsChannels *hub, QsSession *session, const char *re
     qs_heap_trim_soon();
 }
 
-QsSession *qs_channels_add_session(QsChannels *hub, uint32_t id)
+QsSession *qs_channels_add_session(QsChannels *hub, uint32_t id, gboolean view_only)
 {
     QsSession *session;
 
@@ -56,6 +56,7 @@ QsSession *qs_channels_add_session(QsChannels *hub, uint32_t id)
         qs_channels_end_session(hub, g_ptr_array_index(hub->sessions, 0), why);
     }
     session = qs_session_new(&hub->ctx, id);
+    session->view_only = view_only;
     g_ptr_array_add(hub->sessions, session);
     return session;
 }
@@ -102,6 +103,7 @@ static QsClientInfo *client_info(QsChannels *hub, QsSession *s)
     info->address = g_strdup(qs_conn_get_link_info(s->main->conn)->peer);
     info->tls = qs_conn_get_link_info(s->main->conn)->tls;
     info->since_us = s->since_us;
+    info->view_only = s->view_only;
     add_name(names, s->main, "main", 0);
     for (guint i = 0; i < hub->ctx.n_heads; i++) {
         add_name(names, s->displays[i], "display", i);

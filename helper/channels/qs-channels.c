@@ -84,14 +84,16 @@ static QsAgent *agent_new(QsChannel *main, gpointer owner)
 {
     QsChannels *hub = owner;
 
-    return qs_agent_new(main, hub, hub->ctx.n_heads);
+    /* A view-only client's agent serves nothing (no clipboard, no
+     * monitors config): it is announced as absent. */
+    return qs_agent_new(main, main->session->view_only ? NULL : hub, hub->ctx.n_heads);
 }
 
 static gboolean may_record(QsSession *session, gpointer owner)
 {
     QsSession *recorder = qs_channels_recorder(owner);
 
-    return !recorder || recorder == session;
+    return !session->view_only && (!recorder || recorder == session);
 }
 
 static const QsChannelContextOps context_ops = {
@@ -284,7 +286,7 @@ static void on_attach(QsConn *conn, gpointer user_data)
     QsSession *session;
 
     if (info->channel_type == SPICE_CHANNEL_MAIN) {
-        session = qs_channels_add_session(hub, info->session_id);
+        session = qs_channels_add_session(hub, info->session_id, info->view_only);
     } else {
         session = qs_channels_session(hub, info->session_id);
     }

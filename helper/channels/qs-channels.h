@@ -72,6 +72,7 @@ typedef struct {
     gint64 since_us;        /* wall clock when its main channel linked */
     gboolean tls;           /* main channel on the TLS port */
     char **channels;        /* linked channel names, e.g. "main", "display" */
+    gboolean view_only;     /* linked with the view-only ticket */
 } QsClientInfo;
 
 void qs_client_info_free(QsClientInfo *info);

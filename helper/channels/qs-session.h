@@ -20,6 +20,10 @@ struct QsSession {
     QsChannel *record;          /* only while qemu takes recorded sound */
     uint16_t mouse_mode;        /* SPICE_MOUSE_MODE_SERVER or _CLIENT */
     gint64 since_us;            /* wall clock when its main channel linked */
+    /* Its client showed the view-only ticket: it sees and hears the guest;
+     * its input, clipboard, resize and microphone do not reach it. */
+    gboolean view_only;
+    gboolean input_dropped_said;
 };
 
 QsSession *qs_session_new(const QsChannelContext *ctx, uint32_t id);
