@@ -101,6 +101,7 @@ static int print_capabilities(void)
         "control-fd",      /* --control-fd: org.qemuspice.Helper1 */
         "multi-console",   /* every graphic console, or --console N */
         "sessions",        /* several clients at once: --max-sessions, --when-full */
+        "view-ticket",     /* view-only clients: --view-ticket-file, --view-ticket-fd */
         "confinement",     /* --user and the rest of --help-confinement */
     };
     g_autoptr(GError) error = NULL;

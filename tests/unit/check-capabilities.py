@@ -17,6 +17,7 @@ OPTIONS = {
     "control-fd": ["--control-fd"],
     "multi-console": ["--console"],
     "sessions": ["--max-sessions", "--when-full"],
+    "view-ticket": ["--view-ticket-file", "--view-ticket-fd"],
     "confinement": ["--user", "--confine"],
     "tls": ["--tls-listen-fd", "--tls-dir"],
 }
