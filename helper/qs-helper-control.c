@@ -91,6 +91,10 @@ static GVariant *list_clients(gpointer data)
         g_variant_builder_add(&b, "{sv}", "tls", g_variant_new_boolean(c->tls));
         g_variant_builder_add(&b, "{sv}", "rights",
                               g_variant_new_string(c->view_only ? "view" : "control"));
+        g_variant_builder_add(&b, "{sv}", "bytes", g_variant_new_uint64(c->bytes_sent));
+        g_variant_builder_add(&b, "{sv}", "link-bps",
+                              g_variant_new_uint64(c->link_bytes_per_sec * 8));
+        g_variant_builder_add(&b, "{sv}", "rtt-us", g_variant_new_uint32(c->link_srtt_us));
         g_variant_builder_add(&b, "{sv}", "channels",
             g_variant_new_strv((const char *const *)c->channels, -1));
         g_variant_builder_close(&b);

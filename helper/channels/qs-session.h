@@ -44,6 +44,10 @@ void qs_session_update_mouse_mode(QsSession *session, uint16_t requested);
 QsChannel *qs_main_channel_new(QsSession *session, QsConn *conn);
 void qs_main_channel_send_mouse_mode(QsChannel *ch);
 QsChannel *qs_display_channel_new(QsSession *session, QsConn *conn);
+/* The display plan's link estimate: bytes a second and smoothed RTT (0
+ * when not measured yet). */
+void qs_display_channel_link_estimate(QsChannel *ch, uint64_t *bytes_per_sec,
+                                      uint32_t *srtt_us);
 void qs_display_channel_pump(QsChannel *ch);
 QsChannel *qs_inputs_channel_new(QsSession *session, QsConn *conn);
 void qs_inputs_channel_modifiers_changed(QsChannel *ch);
