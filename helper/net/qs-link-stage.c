@@ -320,12 +320,11 @@ static gboolean finish_link(Pending *p)
         memcpy(first + n, ok, 4);
         conn = qs_conn_new(stream, &p->mess, session_id, p->view_only, first, n + 4);
     }
-    g_message("%s channel %u:%u linked from %s%s%s",
+    g_message("%s channel %u:%u linked from %s%s%s%s",
               qs_channel_type_to_string(p->mess.channel_type),
-              p->mess.channel_type, p->mess.channel_id,
-              qs_stream_get_peer(stream),
+              p->mess.channel_type, p->mess.channel_id, qs_stream_get_peer(stream),
               qs_stream_is_tls(stream) ? " (TLS)" : "",
-              p->view_only ? " (view only)" : "");
+              qs_stream_is_websocket(stream) ? " (WebSocket)" : "", p->view_only ? " (view only)" : "");
     pending_free(p);
     if (s->cb.attach) {
         s->cb.attach(conn, s->user_data);
@@ -353,17 +352,9 @@ static gboolean handle_ticket(Pending *p)
         const guint8 *nul = memchr(plain, '\0', len);
         gsize pw_len = nul ? (gsize)(nul - plain) : len;
 
-        gint64 now = g_get_real_time();
-        /* Both are always compared: the time taken does not say which
-         * one the candidate resembled. */
-        QsTicketResult view = s->view_ticket ? qs_ticket_check(s->view_ticket, plain, pw_len, now)
-                                             : QS_TICKET_WRONG;
-
-        res = s->ticket ? qs_ticket_check(s->ticket, plain, pw_len, now) : QS_TICKET_OK;
-        if (res != QS_TICKET_OK && view != QS_TICKET_WRONG) {
-            res = view;
-            p->view_only = view == QS_TICKET_OK;
-        }
+        res = s->ticket ? qs_ticket_check_pair(s->ticket, s->view_ticket, plain, pw_len,
+                                               g_get_real_time(), &p->view_only)
+                        : QS_TICKET_OK;
     }
     explicit_bzero(plain, sizeof(plain));
     if (res == QS_TICKET_OK) {
@@ -442,6 +433,10 @@ static gboolean do_read(Pending *p)
             return TRUE;
         }
         if (n <= 0) {
+            if (n < 0 && g_error_matches(error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA) &&
+                log_allowed(p->server)) {     /* a malformed WebSocket upgrade or frame */
+                g_message("link from %s refused: %s", qs_stream_get_peer(p->stream), error->message);
+            }
             pending_drop(p, n == 0 ? "closed during link" : error->message);
             return FALSE;
         }

@@ -1,11 +1,38 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* Non-blocking plain/TLS client socket I/O and its main-loop watch. */
+/* Non-blocking plain/TLS client socket I/O, WebSocket framing over either, and its main-loop watch. */
 
 #include <errno.h>
+#include <string.h>
 #include <unistd.h>
 #include <sys/socket.h>
 #include <gio/gio.h>
 #include "net/qs-stream.h"
+#include "net/qs-ws.h"
+
+/* What the first bytes said: undecided, a SPICE link, an HTTP upgrade
+ * request still arriving, or WebSocket frames from now on. */
+typedef enum {
+    MODE_SNIFF,
+    MODE_PLAIN,
+    MODE_HTTP,
+    MODE_WS,
+} Mode;
+
+/* Data frames are cut at this size so a large write does not need one
+ * large header decision; the pacing keeps writes far below it anyway. */
+#define WS_FRAME_MAX (256u * 1024)
+
+typedef struct {
+    QsWsDecoder dec;
+    guint8 raw[16384];          /* read from the socket, not yet decoded */
+    gsize raw_off, raw_len;
+    guint8 hdr[QS_WS_MAX_HEADER];   /* the current data frame's header */
+    guint hdr_off, hdr_len;
+    guint64 frame_left;         /* its payload bytes not yet written */
+    guint8 ctl[2 + QS_WS_MAX_CONTROL];  /* a PONG or CLOSE for the next frame boundary */
+    guint ctl_off, ctl_len;
+    gboolean closed;            /* the client sent CLOSE */
+} Ws;
 
 typedef struct {
     GSource source;
@@ -22,6 +49,9 @@ struct QsStream {
     QsStreamSource *source;
     QsStreamFunc func;
     gpointer user_data;
+    Mode mode;
+    GByteArray *first;          /* sniffed bytes, or the upgrade request */
+    Ws *ws;
 };
 
 QsStream *qs_stream_new(int fd, QsTlsCreds *creds, const char *peer,
@@ -31,6 +61,7 @@ QsStream *qs_stream_new(int fd, QsTlsCreds *creds, const char *peer,
 
     s->fd = fd;
     s->peer = g_strdup(peer);
+    s->first = g_byte_array_new();
     if (creds) {
         s->tls = qs_tls_session_new(creds, fd, error);
         if (!s->tls) {
@@ -54,6 +85,8 @@ void qs_stream_free(QsStream *s)
         close(s->fd);
     }
     g_free(s->peer);
+    g_byte_array_unref(s->first);
+    g_free(s->ws);
     g_free(s);
 }
 
@@ -74,7 +107,14 @@ int qs_stream_get_fd(QsStream *s)
 
 gboolean qs_stream_has_pending(QsStream *s)
 {
-    return s->tls && qs_tls_session_pending(s->tls);
+    return (s->tls && qs_tls_session_pending(s->tls)) ||
+           (s->mode == MODE_PLAIN && s->first->len > 0) ||
+           (s->mode == MODE_WS && (s->ws->raw_off < s->ws->raw_len || s->ws->closed));
+}
+
+gboolean qs_stream_is_websocket(QsStream *s)
+{
+    return s->mode == MODE_WS;
 }
 
 static gboolean source_prepare(GSource *source, gint *timeout)
@@ -157,7 +197,7 @@ QsStreamStatus qs_stream_handshake(QsStream *s, gboolean *want_write,
     return rc > 0 ? QS_STREAM_DONE : rc == 0 ? QS_STREAM_AGAIN : QS_STREAM_ERROR;
 }
 
-gssize qs_stream_read(QsStream *s, void *buf, gsize len, GError **error)
+static gssize raw_read(QsStream *s, void *buf, gsize len, GError **error)
 {
     if (s->tls) {
         return qs_tls_session_recv(s->tls, buf, len, error);
@@ -180,8 +220,7 @@ gssize qs_stream_read(QsStream *s, void *buf, gsize len, GError **error)
     }
 }
 
-gssize qs_stream_writev(QsStream *s, const struct iovec *iov, int n,
-                        GError **error)
+static gssize raw_writev(QsStream *s, const struct iovec *iov, int n, GError **error)
 {
     if (n <= 0) {
         return 0;
@@ -210,6 +249,220 @@ gssize qs_stream_writev(QsStream *s, const struct iovec *iov, int n,
                     g_strerror(errno));
         return -1;
     }
+}
+
+/* The whole of a small reply (the 101 or 400) on a fresh connection,
+ * whose send buffer is empty: a partial write fails the upgrade. */
+static gboolean write_all_now(QsStream *s, const char *text, GError **error)
+{
+    gsize len = strlen(text), off = 0;
+
+    while (off < len) {
+        struct iovec iov = { (char *)text + off, len - off };
+        gssize w = raw_writev(s, &iov, 1, error);
+
+        if (w == -2) {
+            g_set_error(error, G_IO_ERROR, G_IO_ERROR_WOULD_BLOCK,
+                        "the WebSocket handshake reply did not fit the socket");
+            return FALSE;
+        }
+        if (w < 0) {
+            return FALSE;
+        }
+        off += (gsize)w;
+    }
+    return TRUE;
+}
+
+/* The first bytes: a SPICE link (served as read), or "GET " and the rest of
+ * an upgrade request, answered here. */
+static gssize sniff(QsStream *s, GError **error)
+{
+    for (;;) {
+        guint8 chunk[1024];
+        gsize room = s->mode == MODE_SNIFF ? 4 - s->first->len
+                                           : QS_WS_MAX_REQUEST - s->first->len;
+        gssize n = raw_read(s, chunk, MIN(room, sizeof(chunk)), error);
+        g_autofree char *response = NULL;
+        QsWsRequest r;
+
+        if (n <= 0) {
+            return n;
+        }
+        g_byte_array_append(s->first, chunk, (guint)n);
+        if (s->mode == MODE_SNIFF) {
+            if (!qs_ws_maybe_request(s->first->data, s->first->len)) {
+                s->mode = MODE_PLAIN;
+                return 1;
+            }
+            if (s->first->len == 4) {
+                s->mode = MODE_HTTP;
+            }
+            continue;
+        }
+        r = qs_ws_request((const char *)s->first->data, s->first->len, &response, error);
+        if (r == QS_WS_REQUEST_MORE) {
+            continue;
+        }
+        if (r == QS_WS_REQUEST_BAD) {
+            write_all_now(s, response, NULL);
+            return -1;
+        }
+        if (!write_all_now(s, response, error)) {
+            return -1;
+        }
+        g_byte_array_set_size(s->first, 0);
+        s->ws = g_new0(Ws, 1);
+        s->mode = MODE_WS;
+        return -2;
+    }
+}
+
+/* Queues a control frame (one at a time: a newer PING's PONG replaces an
+ * older one not yet begun, as RFC 6455 allows). */
+static void queue_control(Ws *ws, guint8 opcode, const guint8 *payload, guint len)
+{
+    if (ws->ctl_off > 0 && ws->ctl_off < ws->ctl_len) {
+        return;         /* one is half written: it goes first */
+    }
+    ws->ctl_len = qs_ws_frame_header(ws->ctl, opcode, len);
+    memcpy(ws->ctl + ws->ctl_len, payload, len);
+    ws->ctl_len += len;
+    ws->ctl_off = 0;
+}
+
+static gssize ws_read(QsStream *s, guint8 *buf, gsize len, GError **error)
+{
+    Ws *ws = s->ws;
+
+    for (;;) {
+        gsize used = 0, produced = 0;
+        QsWsEvent ev;
+
+        if (ws->raw_off == ws->raw_len) {
+            gssize n;
+
+            if (ws->closed) {
+                return 0;
+            }
+            n = raw_read(s, ws->raw, sizeof(ws->raw), error);
+            if (n == 0 && (ws->dec.in_frame || ws->dec.header_have > 0)) {
+                g_set_error(error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA,
+                            "WebSocket connection ended inside a frame");
+                return -1;
+            }
+            if (n <= 0) {
+                return n;
+            }
+            ws->raw_off = 0;
+            ws->raw_len = (gsize)n;
+        }
+        ev = qs_ws_decode(&ws->dec, ws->raw + ws->raw_off, ws->raw_len - ws->raw_off, &used,
+                          buf, len, &produced, error);
+        ws->raw_off += used;
+        if (ev == QS_WS_ERROR) {
+            return -1;
+        }
+        if (ev == QS_WS_PING) {
+            queue_control(ws, QS_WS_OP_PONG, ws->dec.control, ws->dec.control_len);
+        } else if (ev == QS_WS_CLOSE) {
+            /* Echo its status code; what it still sent is not read. */
+            queue_control(ws, QS_WS_OP_CLOSE, ws->dec.control, MIN(ws->dec.control_len, 2u));
+            ws->closed = TRUE;
+            ws->raw_off = ws->raw_len;
+        }
+        if (produced > 0) {
+            return (gssize)produced;
+        }
+        if (ws->closed) {
+            return 0;
+        }
+    }
+}
+
+gssize qs_stream_read(QsStream *s, void *buf, gsize len, GError **error)
+{
+    gssize n;
+
+    if (s->mode == MODE_SNIFF || s->mode == MODE_HTTP) {
+        n = sniff(s, error);
+        if (n <= 0 && s->mode != MODE_WS) {
+            return n;
+        }
+    }
+    if (s->mode == MODE_WS) {
+        return ws_read(s, buf, len, error);
+    }
+    if (s->first->len > 0) {
+        n = (gssize)MIN(len, s->first->len);
+        memcpy(buf, s->first->data, (gsize)n);
+        g_byte_array_remove_range(s->first, 0, (guint)n);
+        return n;
+    }
+    return raw_read(s, buf, len, error);
+}
+
+/* Payload bytes of `iov` written inside data frames. */
+static gssize ws_writev(QsStream *s, const struct iovec *iov, int n, GError **error)
+{
+    Ws *ws = s->ws;
+
+    for (;;) {
+        struct iovec out[1 + 16];
+        int k = 0;
+        guint64 room;
+        gsize hdr_part;
+        gssize w;
+
+        if (ws->frame_left == 0 && ws->hdr_off == ws->hdr_len && ws->ctl_off < ws->ctl_len) {
+            struct iovec c = { ws->ctl + ws->ctl_off, ws->ctl_len - ws->ctl_off };
+
+            if ((w = raw_writev(s, &c, 1, error)) < 0) {
+                return w;
+            }
+            ws->ctl_off += (guint)w;
+            continue;
+        }
+        if (ws->frame_left == 0 && ws->hdr_off == ws->hdr_len) {
+            guint64 total = 0;
+
+            for (int i = 0; i < n; i++) {
+                total += iov[i].iov_len;
+            }
+            if (total == 0) {
+                return 0;
+            }
+            ws->frame_left = MIN(total, WS_FRAME_MAX);
+            ws->hdr_len = qs_ws_frame_header(ws->hdr, QS_WS_OP_BINARY, ws->frame_left);
+            ws->hdr_off = 0;
+        }
+        if (ws->hdr_off < ws->hdr_len) {
+            out[k++] = (struct iovec){ ws->hdr + ws->hdr_off, ws->hdr_len - ws->hdr_off };
+        }
+        room = ws->frame_left;
+        for (int i = 0; i < n && room > 0 && k < (int)G_N_ELEMENTS(out); i++) {
+            gsize take = (gsize)MIN((guint64)iov[i].iov_len, room);
+
+            out[k++] = (struct iovec){ iov[i].iov_base, take };
+            room -= take;
+        }
+        w = raw_writev(s, out, k, error);
+        if (w < 0) {
+            return w;
+        }
+        hdr_part = MIN((gsize)w, (gsize)(ws->hdr_len - ws->hdr_off));
+        ws->hdr_off += (guint)hdr_part;
+        if ((gsize)w > hdr_part) {
+            ws->frame_left -= (gsize)w - hdr_part;
+            return (gssize)((gsize)w - hdr_part);
+        }
+        /* Only header bytes went (TLS writes one element at a time). */
+    }
+}
+
+gssize qs_stream_writev(QsStream *s, const struct iovec *iov, int n, GError **error)
+{
+    return s->mode == MODE_WS ? ws_writev(s, iov, n, error) : raw_writev(s, iov, n, error);
 }
 
 static GSource *attach(GSource *src, GSourceFunc func, gpointer data,

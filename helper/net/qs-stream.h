@@ -52,8 +52,17 @@ gssize qs_stream_read(QsStream *stream, void *buf, gsize len, GError **error);
 gssize qs_stream_writev(QsStream *stream, const struct iovec *iov, int n,
                         GError **error);
 
-/* TRUE if TLS holds decrypted data that poll() will not announce. */
+/* TRUE if TLS or the WebSocket layer holds data that poll() will not
+ * announce. */
 gboolean qs_stream_has_pending(QsStream *stream);
+
+/*
+ * A client whose first bytes are "GET " is answered as a WebSocket upgrade
+ * (net/qs-ws.h) inside qs_stream_read(), and from then on reads and writes
+ * carry SPICE in WebSocket frames; any other first bytes are SPICE as they
+ * come. A bad upgrade request gets a 400 and the read fails, naming why.
+ */
+gboolean qs_stream_is_websocket(QsStream *stream);
 
 /* Timers and idles of the net layer run in the thread-default main context
  * (the one the server was created in), so they are kept as GSource

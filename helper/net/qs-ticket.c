@@ -178,3 +178,19 @@ gboolean qs_ticket_same_password(const QsTicket *a, const QsTicket *b)
 {
     return qs_const_time_equal(a->password, a->len, b->password, b->len);
 }
+
+QsTicketResult qs_ticket_check_pair(const QsTicket *ticket, const QsTicket *view,
+                                    const guint8 *candidate, gsize len, gint64 now_us,
+                                    gboolean *view_only)
+{
+    QsTicketResult as_view = view ? qs_ticket_check(view, candidate, len, now_us)
+                                  : QS_TICKET_WRONG;
+    QsTicketResult res = qs_ticket_check(ticket, candidate, len, now_us);
+
+    *view_only = FALSE;
+    if (res != QS_TICKET_OK && as_view != QS_TICKET_WRONG) {
+        *view_only = as_view == QS_TICKET_OK;
+        return as_view;
+    }
+    return res;
+}

@@ -43,6 +43,13 @@ typedef enum {
 QsTicketResult qs_ticket_check(const QsTicket *ticket, const guint8 *candidate,
                                gsize len, gint64 now_us);
 
+/* Checks a candidate against the ticket and the view-only one (or NULL):
+ * OK with *view_only set when it is the view-only one's. Both are always
+ * compared, so the time taken does not say which one it resembled. */
+QsTicketResult qs_ticket_check_pair(const QsTicket *ticket, const QsTicket *view,
+                                    const guint8 *candidate, gsize len, gint64 now_us,
+                                    gboolean *view_only);
+
 /* Do the two tickets have one password (expiries aside)? */
 gboolean qs_ticket_same_password(const QsTicket *a, const QsTicket *b);
 

@@ -98,7 +98,7 @@ def _garbage(port, rng):
     deadline = time.monotonic() + ANSWER_TIMEOUT
     with _connect(port) as sock:
         if rng.random() < 0.5:
-            data = b"GET / HTTP/1.0\r\n\r\n" + rng.randbytes(64)   # bad magic
+            data = b"GET / HTTP/1.0\r\n\r\n" + rng.randbytes(64)   # no WebSocket upgrade: 400
         else:
             data = SPICE_MAGIC + struct.pack("<III", 99, 0, 30) + rng.randbytes(30)
         try:

@@ -18,8 +18,9 @@ from PIL import Image
 from harness import Xvfb
 from html5_support import (HOLD_PATH, HTML5_DIR, console_lines, page_server, require_html5,
                            run_chromium, websockify)
+from harness.qemu import parse_ppm
 from serve_support import (READY_TIMEOUT, distinctive_block, find_block, require_tool,
-                           serving, ticket_file)
+                           run_client, serving, ticket_file)
 
 PASSWORD = "viewer-ticket"
 # The wrapper page's load event (the screenshot) waits this long; the page
@@ -159,3 +160,44 @@ def test_spice_html5_in_chromium_shows_guest(qemu_factory, guest, helper_binary,
         # 1-pixel ring, which the page's styling covers (~0.4 %)
         assert found[2] >= 0.99, (f"guest at {found[:2]} but only {found[2]:.4f} of it "
                                   f"matches; console: {console[-3000:]}")
+
+
+@pytest.mark.timeout(180)
+def test_spice_html5_straight_to_helper(qemu_factory, guest, helper_binary, test_client,
+                                        tmp_path):
+    """spice-html5 connects to the helper's own SPICE port, which answers its
+    WebSocket upgrade (no websockify anywhere); its canvas shows qemu's exact
+    picture, and spice-gtk on the same port still gets the exact picture."""
+    chromium, _ = require_html5()
+    q = stopped_guest(qemu_factory, guest)
+    server = ticket_file(tmp_path, "ticket", PASSWORD)
+    with serving(helper_binary, q, "--ticket-file", server) as (h, port):
+        q.stop()
+        w, hgt, ref = q.screendump()
+        shot = tmp_path / "chromium.png"
+        with page_server(b"", HOLD_SECONDS, static_dir=HTML5_DIR) as page_port:
+            spice_url = (f"http://127.0.0.1:{page_port}/spice_auto.html?host=127.0.0.1"
+                         f"&port={port}&password={PASSWORD}")
+            page = ("<!doctype html><html><body style='margin:0'>"
+                    f"<iframe src='{spice_url}' style='border:0;width:1400px;height:1000px'>"
+                    f"</iframe><img src='{HOLD_PATH}' style='display:none'></body></html>")
+            with page_server(page.encode(), HOLD_SECONDS) as outer_port:
+                res = run_chromium(chromium, f"http://127.0.0.1:{outer_port}/",
+                                   f"--screenshot={shot}")
+        console = console_lines(res.stderr)
+        (tmp_path / "chromium.log").write_text(res.stderr)
+        assert shot.exists(), f"chromium wrote no screenshot ({res.returncode}): " \
+                              f"{res.stderr[-2000:]}"
+        found = locate_guest(w, hgt, ref, shot.read_bytes())
+        assert found is not None, ("guest picture not found in the spice-html5 page "
+                                   f"({shot}); console: {console[-3000:]}; "
+                                   f"helper: {h.stderr()[-2000:]}")
+        assert found[2] >= 0.99, (f"guest at {found[:2]} but only {found[2]:.4f} of it "
+                                  f"matches; console: {console[-3000:]}")
+        log = h.stderr()
+        assert "(WebSocket)" in log, log[-2000:]
+        # spice-gtk on the same port, plain SPICE.
+        gtk_shot = tmp_path / "gtk.ppm"
+        run_client(test_client, "--port", port, "--ticket-file", server, "--settle", "500",
+                   "screenshot", gtk_shot, timeout=30)
+        assert parse_ppm(gtk_shot.read_bytes())[2] == ref

@@ -733,10 +733,22 @@ static void test_bad_links(void)
     Fixture *f = fixture_start(&s);
     NetTestClient *m = linked_main(f);
     const char *http = "GET / HTTP/1.1\r\nHost: x\r\n\r\n";
+    const char *bad400 = "HTTP/1.1 400 Bad Request\r\n";
     guint8 buf[64];
 
-    bad_link(f, (const guint8 *)http, strlen(http),
-             SPICE_LINK_ERR_INVALID_MAGIC);
+    /* An HTTP request that is no WebSocket upgrade: 400, then closed. */
+    {
+        NetTestClient *c = net_test_client_connect(f->port, FALSE);
+        char reply[32] = { 0 };
+
+        g_assert_true(net_test_client_send(c, http, strlen(http)));
+        g_assert_true(net_test_client_recv(c, reply, strlen(bad400)));
+        g_assert_cmpstr(reply, ==, bad400);
+        g_assert_true(net_test_client_wait_eof(c, 2000));
+        net_test_client_free(c);
+    }
+    /* Another magic altogether. */
+    bad_link(f, (const guint8 *)"POST / HTTP/1.1\r\n", 16, SPICE_LINK_ERR_INVALID_MAGIC);
     assert_echo(m, "1");
 
     /* Truncated: half a header, then the client gives up. */
