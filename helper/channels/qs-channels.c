@@ -3,6 +3,7 @@
 #include "channels/qs-agent-channel.h"
 #include "channels/qs-channels-private.h"
 #include "channels/qs-msg.h"
+#include "channels/qs-vmc-bridge.h"
 #include "util/qs-heap-trim.h"
 #include "util/qs-wake.h"
 
@@ -106,6 +107,11 @@ QsChannels *qs_channels_new(const QsChannelsConfig *config)
         ctx->vm_uuid = hub->uuid;
     }
     ctx->n_heads = MAX(config->n_heads, 1);
+    g_assert(config->n_bridges <= QS_CHANNELS_MAX_BRIDGES);
+    for (guint i = 0; i < config->n_bridges; i++) {
+        ctx->bridges[i] = config->bridges[i];
+    }
+    ctx->n_bridges = config->n_bridges;
     ctx->ops = &context_ops;
     ctx->owner = hub;
 
@@ -149,6 +155,10 @@ void qs_channels_free(QsChannels *hub)
     if (hub->ctx.heads[0].input) {
         qs_input_set_changed_func(hub->ctx.heads[0].input, NULL, NULL);
     }
+    /* After the session: its channels have let go of them. */
+    for (guint i = 0; i < hub->ctx.n_bridges; i++) {
+        qs_vmc_bridge_free(hub->ctx.bridges[i]);
+    }
     g_source_destroy(hub->wake);
     g_source_unref(hub->wake);
     g_free(hub->vm_name);
@@ -167,6 +177,17 @@ static void set_cap(guint32 *caps, guint *n_caps, guint cap)
     caps[word] |= 1u << (cap % 32);
 }
 
+static gboolean has_bridge(QsChannels *hub, uint8_t type, uint8_t id)
+{
+    for (guint i = 0; i < hub->ctx.n_bridges; i++) {
+        if (qs_vmc_bridge_get_channel_type(hub->ctx.bridges[i]) == type &&
+            qs_vmc_bridge_get_channel_id(hub->ctx.bridges[i]) == id) {
+            return TRUE;
+        }
+    }
+    return FALSE;
+}
+
 static SpiceLinkErr on_prepare(const QsLinkInfo *info, guint32 *caps,
                                guint *n_caps, gpointer user_data)
 {
@@ -175,6 +196,19 @@ static SpiceLinkErr on_prepare(const QsLinkInfo *info, guint32 *caps,
                         info->channel_type == SPICE_CHANNEL_CURSOR;
 
     *n_caps = 0;
+    switch (info->channel_type) {
+    case SPICE_CHANNEL_SMARTCARD:
+    case SPICE_CHANNEL_USBREDIR:
+    case SPICE_CHANNEL_PORT:
+    case SPICE_CHANNEL_WEBDAV:
+        /* Only the chardevs we were given; no LZ4 (SPICEVMC_CAP_DATA_COMPRESS_LZ4):
+         * the bytes are the guest's, and compressing them is the client's
+         * CPU for little on a LAN. */
+        return has_bridge(hub, info->channel_type, info->channel_id)
+                   ? SPICE_LINK_ERR_OK : SPICE_LINK_ERR_CHANNEL_NOT_AVAILABLE;
+    default:
+        break;
+    }
     /* Display and cursor channels 0..n-1, one per head; main and inputs 0. */
     if (info->channel_id >= (per_head ? hub->ctx.n_heads : 1)) {
         return SPICE_LINK_ERR_CHANNEL_NOT_AVAILABLE;
@@ -349,6 +383,12 @@ GPtrArray *qs_channels_list_clients(QsChannels *hub)
     }
     add_name(names, s->playback, "playback", 0);
     add_name(names, s->record, "record", 0);
+    for (guint i = 0; i < hub->ctx.n_bridges; i++) {
+        if (s->vmcs[i]) {
+            g_ptr_array_add(names, g_strdup_printf("port:%s",
+                                                   qs_vmc_bridge_get_name(hub->ctx.bridges[i])));
+        }
+    }
     g_ptr_array_add(names, NULL);
     info->channels = (char **)g_ptr_array_free(names, FALSE);
     g_ptr_array_add(out, info);

@@ -27,6 +27,11 @@ typedef struct {
      * of the head the client names (MOUSE_POSITION display_id). */
     const QsChannelsHead *heads;
     guint n_heads;
+    /* qemu's chardevs bridged to spicevmc channels (<=
+     * QS_CHANNELS_MAX_BRIDGES), each offered as the channel its bridge
+     * names; taken, freed with the QsChannels. */
+    QsVmcBridge *const *bridges;
+    guint n_bridges;
 } QsChannelsConfig;
 
 /* Main context of the QsServer. Registers change callbacks on the screens,

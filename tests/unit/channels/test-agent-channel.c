@@ -57,7 +57,7 @@ typedef struct {
 
 static void setup(Fixture *fx, gboolean backend, gboolean available)
 {
-    QsChannelsConfig cfg = { "vm", NULL, NULL, NULL, NULL, NULL, 0 };
+    QsChannelsConfig cfg = { "vm", NULL, NULL, NULL, NULL, NULL, 0, NULL, 0 };
 
     fx->screen = qs_screen_new();
     cfg.screen = fx->screen;
@@ -570,7 +570,7 @@ static void test_monitors_heads(void)
     Fixture fx = { 0 };
     QsScreen *second = qs_screen_new();
     QsChannelsHead heads[2] = { { NULL, NULL, NULL }, { second, NULL, NULL } };
-    QsChannelsConfig cfg = { "vm", NULL, NULL, NULL, NULL, heads, 2 };
+    QsChannelsConfig cfg = { "vm", NULL, NULL, NULL, NULL, heads, 2, NULL, 0 };
     g_autofree char *r1 = NULL, *r2 = NULL;
 
     fx.screen = qs_screen_new();

@@ -262,7 +262,7 @@ static void test_fake_qemu(void)
     g_autoptr(GSocket) ours = NULL;
     g_autoptr(GSocketConnection) stream = NULL;
     g_autoptr(GDBusConnection) conn = NULL;
-    QsChannelsConfig cfg = { "vm", NULL, NULL, NULL, NULL, NULL, 0 };
+    QsChannelsConfig cfg = { "vm", NULL, NULL, NULL, NULL, NULL, 0, NULL, 0 };
     const QsServerCallbacks *cb = qs_channels_server_callbacks();
     guint32 caps[QS_SERVER_MAX_CHANNEL_CAPS];
     uint32_t client_caps[1] = { (1u << VD_AGENT_CAP_CLIPBOARD_BY_DEMAND) |

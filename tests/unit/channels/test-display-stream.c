@@ -55,7 +55,7 @@ static void setup(Fx *fx, guint32 display_caps)
 
 static void setup_link(Fx *fx, guint32 display_caps, uint64_t bw, uint32_t rtt_us)
 {
-    QsChannelsConfig cfg = { "g", NULL, NULL, NULL, NULL, NULL, 0 };
+    QsChannelsConfig cfg = { "g", NULL, NULL, NULL, NULL, NULL, 0, NULL, 0 };
     g_autofree uint32_t *px = g_new0(uint32_t, W * H);
     g_autoptr(GError) error = NULL;
     static const uint8_t init[14] = { 0 };

@@ -279,7 +279,7 @@ static void sent_after_stall(Fixture *fx, GBytes *pcm, guint n)
 static void test_channel(void)
 {
     Fixture fx = { 0 };
-    QsChannelsConfig cfg = { "vm", NULL, NULL, NULL, NULL, NULL, 0 };
+    QsChannelsConfig cfg = { "vm", NULL, NULL, NULL, NULL, NULL, 0, NULL, 0 };
     g_autoptr(GBytes) pcm = tone(441);     /* 10 ms at 44100 */
     g_autofree char *list = NULL;
     guint32 cap0 = 0;
@@ -381,7 +381,7 @@ static void test_channel(void)
 static void test_channel_opus(void)
 {
     Fixture fx = { 0 };
-    QsChannelsConfig cfg = { "vm", NULL, NULL, NULL, NULL, NULL, 0 };
+    QsChannelsConfig cfg = { "vm", NULL, NULL, NULL, NULL, NULL, 0, NULL, 0 };
     g_autoptr(GBytes) pcm = tone(480);     /* 10 ms at 48000 */
     const guint32 caps = 1u << SPICE_PLAYBACK_CAP_VOLUME | 1u << SPICE_PLAYBACK_CAP_OPUS;
     const uint8_t *p;
@@ -482,7 +482,7 @@ static void record_mode(QsConn *conn, uint16_t mode)
 static void test_record(void)
 {
     Fixture fx = { 0 };
-    QsChannelsConfig cfg = { "vm", NULL, NULL, NULL, NULL, NULL, 0 };
+    QsChannelsConfig cfg = { "vm", NULL, NULL, NULL, NULL, NULL, 0, NULL, 0 };
     g_autoptr(GByteArray) got = g_byte_array_new();
     const uint8_t pcm[8] = { 1, 2, 3, 4, 5, 6, 7, 8 };
     g_autofree char *list = NULL;

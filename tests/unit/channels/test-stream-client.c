@@ -162,7 +162,7 @@ static void test_stream(void)
     g_autofree char *dir = NULL, *mid = NULL, *fin = NULL, *out = NULL, *err = NULL;
     g_autofree char *ms_mid = g_strdup_printf("%d", MID_MS);
     g_autofree char *ms_fin = g_strdup_printf("%d", FINAL_MS);
-    QsChannelsConfig ccfg = { "stream", NULL, NULL, NULL, NULL, NULL, 0 };
+    QsChannelsConfig ccfg = { "stream", NULL, NULL, NULL, NULL, NULL, 0, NULL, 0 };
     Fx fx = { 0 };
     guint handler, bad_mid, bad_final, created, margins, frames = 0, flushes = 0, drops = 1;
     const char *summary;
