@@ -79,6 +79,11 @@ void kd_input_start(struct kd_fb *fb);
 /* keydraw-agent.c: the clipboard vdagent thread (keydraw.agent=1). */
 void kd_agent_start(void);
 
+/* keydraw-echo.c: keydraw.echo=NAME, echoes the virtio-serial port NAME
+ * (ECHO lines); and the /dev node of port NAME, if the guest has it. */
+void kd_echo_start(void);
+int kd_vport_find(const char *name, char *dev, size_t len);
+
 /* keydraw-beep.c: keydraw.beep=HZ, a PC-speaker tone (2 s on, 1 s off). */
 void kd_beep_start(void);
 

@@ -70,8 +70,9 @@ def make_pki(directory):
 
 
 @contextlib.contextmanager
-def serving(helper_binary, q, *args, tls=False):
-    """The helper attached to qemu `q`, listening on a free loopback port.
+def serving(helper_binary, q, *args, tls=False, pass_fds=()):
+    """The helper attached to qemu `q`, listening on a free loopback port,
+    inheriting `pass_fds` besides qemu's D-Bus connection.
 
     Yields (helper, port) or, with tls=True (then args must carry --tls-dir),
     (helper, port, tls_port)."""
@@ -81,7 +82,8 @@ def serving(helper_binary, q, *args, tls=False):
     if tls:
         tls_port = free_tcp_port()
         argv += ["--tls-listen", f"127.0.0.1:{tls_port}"]
-    with Helper.p2p(helper_binary, q, [*argv, *map(str, args)], control=False) as h:
+    with Helper.p2p(helper_binary, q, [*argv, *map(str, args)], control=False,
+                    pass_fds=pass_fds) as h:
         h.wait_listening(port)
         if tls:
             h.wait_listening(tls_port)
