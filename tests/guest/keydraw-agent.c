@@ -501,19 +501,11 @@ static void *agent_main(void *arg)
 {
     struct agent *a = arg;
     char dev[300];
-    struct timespec t0, now;
 
     kd_load_modules(2);
-    clock_gettime(CLOCK_MONOTONIC, &t0);
-    /* The name comes once the host has told the guest (the control
-     * messages come after the driver probed the device). */
-    while (!kd_vport_find(PORT_NAME, dev, sizeof(dev))) {
-        clock_gettime(CLOCK_MONOTONIC, &now);
-        if (now.tv_sec - t0.tv_sec > PORT_WAIT_S) {
-            kd_say("WARN agent port=%s not found", PORT_NAME);
-            return NULL;
-        }
-        usleep(50 * 1000);
+    if (!kd_vport_wait(PORT_NAME, dev, sizeof(dev), PORT_WAIT_S)) {
+        kd_say("WARN agent port=%s not found", PORT_NAME);
+        return NULL;
     }
     a->tty = open_tty();
     if (a->tty < 0)

@@ -53,6 +53,20 @@ int kd_vport_find(const char *port, char *dev, size_t len)
     return found;
 }
 
+int kd_vport_wait(const char *port, char *dev, size_t len, int wait_s)
+{
+    struct timespec t0, now;
+
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    while (!kd_vport_find(port, dev, len)) {
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        if (now.tv_sec - t0.tv_sec > wait_s)
+            return 0;
+        usleep(50 * 1000);
+    }
+    return 1;
+}
+
 /* Waits (without a bound: the host's end connects when the test says)
  * until the host side is connected; poll says POLLHUP until then. */
 static int open_connected(const char *dev)
@@ -89,18 +103,12 @@ static int write_all(int fd, const uint8_t *p, size_t n)
 static void *echo_main(void *arg)
 {
     char dev[300];
-    struct timespec t0, now;
 
     (void)arg;
     kd_load_modules(2);             /* virtio_console, with the agent's group */
-    clock_gettime(CLOCK_MONOTONIC, &t0);
-    while (!kd_vport_find(echo_name, dev, sizeof(dev))) {
-        clock_gettime(CLOCK_MONOTONIC, &now);
-        if (now.tv_sec - t0.tv_sec > ECHO_PORT_WAIT_S) {
-            kd_say("WARN echo port=%s not found", echo_name);
-            return NULL;
-        }
-        usleep(50 * 1000);
+    if (!kd_vport_wait(echo_name, dev, sizeof(dev), ECHO_PORT_WAIT_S)) {
+        kd_say("WARN echo port=%s not found", echo_name);
+        return NULL;
     }
     kd_say("ECHO waiting port=%s dev=%s", echo_name, dev);
     for (;;) {

@@ -80,9 +80,12 @@ void kd_input_start(struct kd_fb *fb);
 void kd_agent_start(void);
 
 /* keydraw-echo.c: keydraw.echo=NAME, echoes the virtio-serial port NAME
- * (ECHO lines); and the /dev node of port NAME, if the guest has it. */
+ * (ECHO lines); and the /dev node of port NAME, if the guest has it, or
+ * once it has (the name comes after the driver probed the device, when
+ * the host has told it), waiting at most wait_s. */
 void kd_echo_start(void);
 int kd_vport_find(const char *name, char *dev, size_t len);
+int kd_vport_wait(const char *name, char *dev, size_t len, int wait_s);
 
 /* keydraw-beep.c: keydraw.beep=HZ, a PC-speaker tone (2 s on, 1 s off). */
 void kd_beep_start(void);

@@ -138,6 +138,23 @@ static void pair(int sv[2])
     g_assert_cmpint(fcntl(sv[1], F_SETFL, O_NONBLOCK), ==, 0);
 }
 
+/* One port channel `name` on a socketpair whose other end (sv[1]) plays
+ * qemu, with a client session that has linked it. */
+static QsConn *one_port(Fixture *fx, int sv[2], const char *name)
+{
+    pair(sv);
+    fixture_start(fx, bridge_on(sv[0], name, SPICE_CHANNEL_PORT, 0), NULL);
+    fx->main = link_to(fx, SPICE_CHANNEL_MAIN, 0, SPICE_LINK_ERR_OK);
+    return link_to(fx, SPICE_CHANNEL_PORT, 0, SPICE_LINK_ERR_OK);
+}
+
+static void one_port_stop(Fixture *fx, QsConn *port, int sv[2])
+{
+    qs_conn_unref(port);
+    fixture_stop(fx);
+    close(sv[1]);
+}
+
 /* Reads what qemu's end has now, up to `max`. */
 static GByteArray *qemu_read(int fd, gsize max)
 {
@@ -258,9 +275,7 @@ static void test_both_ways(void)
     g_clear_pointer(&sent, g_byte_array_unref);
     sent = data_sent(port);
     g_assert_cmpmem(sent->data, sent->len, buf, 10);
-    qs_conn_unref(port);
-    fixture_stop(&fx);
-    close(sv[1]);
+    one_port_stop(&fx, port, sv);
 }
 
 /* qemu writes while the client does not read: the bridge stops reading
@@ -274,11 +289,8 @@ static void test_flow_to_client(void)
     g_autofree guint8 *buf = g_malloc(total);
     g_autoptr(GByteArray) sent = NULL;
 
-    pair(sv);
     pattern(buf, total, 0);
-    fixture_start(&fx, bridge_on(sv[0], "org.example.flood", SPICE_CHANNEL_PORT, 0), NULL);
-    fx.main = link_to(&fx, SPICE_CHANNEL_MAIN, 0, SPICE_LINK_ERR_OK);
-    port = link_to(&fx, SPICE_CHANNEL_PORT, 0, SPICE_LINK_ERR_OK);
+    port = one_port(&fx, sv, "org.example.flood");
     fake_conn_clear(port);
 
     /* The client's queue is full: nothing is taken from qemu. */
@@ -321,9 +333,7 @@ static void test_flow_to_client(void)
     sent = data_sent(port);
     g_assert_cmpuint(sent->len, ==, total);
     g_assert_cmpmem(sent->data, sent->len, buf, total);
-    qs_conn_unref(port);
-    fixture_stop(&fx);
-    close(sv[1]);
+    one_port_stop(&fx, port, sv);
 }
 
 /* The client writes while qemu does not read: the client's messages stop
@@ -338,10 +348,7 @@ static void test_flow_to_qemu(void)
     QsVmcBridgeStats st;
     g_autoptr(GByteArray) got = g_byte_array_new();
 
-    pair(sv);
-    fixture_start(&fx, bridge_on(sv[0], "org.example.sink", SPICE_CHANNEL_PORT, 0), NULL);
-    fx.main = link_to(&fx, SPICE_CHANNEL_MAIN, 0, SPICE_LINK_ERR_OK);
-    port = link_to(&fx, SPICE_CHANNEL_PORT, 0, SPICE_LINK_ERR_OK);
+    port = one_port(&fx, sv, "org.example.sink");
     for (int i = 0; i < 1000 && fake_conn_is_reading(port); i++) {
         pattern(chunk, sizeof(chunk), sent);
         fake_conn_deliver(port, SPICE_MSGC_SPICEVMC_DATA, chunk, sizeof(chunk));
@@ -364,9 +371,7 @@ static void test_flow_to_qemu(void)
         pattern(chunk, sizeof(chunk), off);
         g_assert_cmpmem(got->data + off, sizeof(chunk), chunk, sizeof(chunk));
     }
-    qs_conn_unref(port);
-    fixture_stop(&fx);
-    close(sv[1]);
+    one_port_stop(&fx, port, sv);
 }
 
 /* The bound itself: qemu never reads; the helper's queue stays under the
@@ -380,13 +385,10 @@ static void test_bounded_to_qemu(void)
     int rcv = 4096;
     QsVmcBridgeStats st;
 
-    pair(sv);
+    port = one_port(&fx, sv, "org.example.stuck");
     /* A small socket buffer, so the helper's own queue is what fills. */
     g_assert_cmpint(setsockopt(sv[0], SOL_SOCKET, SO_SNDBUF, &rcv, sizeof(rcv)), ==, 0);
     g_assert_cmpint(setsockopt(sv[1], SOL_SOCKET, SO_RCVBUF, &rcv, sizeof(rcv)), ==, 0);
-    fixture_start(&fx, bridge_on(sv[0], "org.example.stuck", SPICE_CHANNEL_PORT, 0), NULL);
-    fx.main = link_to(&fx, SPICE_CHANNEL_MAIN, 0, SPICE_LINK_ERR_OK);
-    port = link_to(&fx, SPICE_CHANNEL_PORT, 0, SPICE_LINK_ERR_OK);
     memset(chunk, 0x5a, sizeof(chunk));
     for (int i = 0; i < 100 && fake_conn_is_reading(port); i++) {
         fake_conn_deliver(port, SPICE_MSGC_SPICEVMC_DATA, chunk, sizeof(chunk));
@@ -397,9 +399,7 @@ static void test_bounded_to_qemu(void)
     /* Queued in the helper, plus what the kernel took (a few KiB). */
     g_test_message("queued for qemu when reading stopped: %" G_GUINT64_FORMAT, st.to_qemu);
     g_assert_cmpuint(st.to_qemu, <, QS_VMC_QEMU_QUEUE + sizeof(chunk) + 64 * 1024);
-    qs_conn_unref(port);
-    fixture_stop(&fx);
-    close(sv[1]);
+    one_port_stop(&fx, port, sv);
 }
 
 static int listening_socket(char **path)
@@ -489,10 +489,7 @@ static void test_closed_for_good(void)
     int sv[2];
     QsConn *port;
 
-    pair(sv);
-    fixture_start(&fx, bridge_on(sv[0], "org.example.once", SPICE_CHANNEL_PORT, 0), NULL);
-    fx.main = link_to(&fx, SPICE_CHANNEL_MAIN, 0, SPICE_LINK_ERR_OK);
-    port = link_to(&fx, SPICE_CHANNEL_PORT, 0, SPICE_LINK_ERR_OK);
+    port = one_port(&fx, sv, "org.example.once");
     fake_conn_clear(port);
     g_assert_cmpint(write(sv[1], "last", 4), ==, 4);
     close(sv[1]);
