@@ -113,6 +113,42 @@ def test_real_helper_serves_picture(libvirtd, guest, paths, helper_binary, test_
         env.cleanup()
 
 
+def test_real_helper_ports(libvirtd, guest, paths, helper_binary):
+    """The domain's unix-socket virtio-serial ports, as libvirt writes them:
+    the launcher connects to the echo port and passes it, leaves libvirt's
+    guest-agent channel alone, and spice-gtk's port channel gets its bytes
+    echoed by the guest (test_ports.py's client)."""
+    import test_ports
+
+    env = LauncherEnv(paths, helper=helper_binary)
+    try:
+        devices = "".join(
+            f"<channel type='unix'><source mode='bind'/>"
+            f"<target type='virtio' name='{port}'/></channel>"
+            for port in (test_ports.PORT, "org.qemu.guest_agent.0"))
+        name = start_domain(libvirtd, "qs-test-launch-ports", guest, env.dir,
+                            persistent=False, devices=devices,
+                            cmdline_extra=f"keydraw.echo={test_ports.PORT}")
+        res = env.run("attach", name, "--no-supervise")
+        assert res.returncode == 0, res.stderr
+        st = env.state(name)
+        password = (env.run_dir / f"{name}.ticket").read_text().splitlines()[0]
+        wait_log(env, name, "offering qemu's chardevs as SPICE channels: "
+                 f"{test_ports.PORT} (port channel 0, qemu's end connected)")
+        assert "port org.qemu.guest_agent.0 not passed to the helper: it is " \
+               "qemu-guest-agent's" in env.log(name), env.log(name)[-2000:]
+        wait_guest_ready(env, name)
+        lines, stderr = test_ports.run_client(st["port"], seed=3, password=password)
+        what = f"client: {lines}\n{stderr[-2000:]}\nlog: {env.log(name)[-3000:]}"
+        assert f"port {test_ports.PORT} 1" in lines, what
+        received = [l.split() for l in lines if l.startswith("received ")]
+        assert received and received[0][1] == str(test_ports.SIZE + test_ports.TAIL), what
+        assert received[0][3] == "exact", what
+        env.run("detach", name, check=True)
+    finally:
+        env.cleanup()
+
+
 def test_real_helper_tls(libvirtd, guest, paths, helper_binary, test_client):
     env = LauncherEnv(paths, helper=helper_binary)
     try:

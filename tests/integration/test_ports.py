@@ -18,8 +18,11 @@ qemu 7.2 and 10.0:
 - a second client afterwards gets the port again, and its bytes echo too
   (the bridge outlives a client session).
 
+test_launcher_spice.py runs the same client against a libvirt domain
+attached by the launcher.
+
 Run this file as a script for the SPICE client side:
-  /usr/bin/python3 test_ports.py client HOST PORT NAME SIZE SEED SECONDS
+  /usr/bin/python3 test_ports.py client HOST PORT NAME SIZE SEED SECONDS [PASSWORD]
 """
 
 import hashlib
@@ -43,12 +46,14 @@ def client_main(argv):
     gi.require_version('SpiceClientGLib', '2.0')
     from gi.repository import GLib, GObject, SpiceClientGLib as Spice
 
-    host, port, name, size, seed, seconds = argv
+    host, port, name, size, seed, seconds = argv[:6]
     data = payload(int(size), int(seed))
     tail = b"\x00end\xff"
     want = data + tail
     loop = GLib.MainLoop()
     session = Spice.Session(host=host, port=port)
+    if len(argv) > 6:
+        session.set_property("password", argv[6])
     state = {"sent": False, "got": bytearray()}
 
     def say(*words):
@@ -106,9 +111,10 @@ if __name__ != "__main__":
     SIZE = 300000
     TAIL = 5
 
-    def run_client(port, seed, seconds=90):
+    def run_client(port, seed, seconds=90, password=None):
         proc = subprocess.run(["/usr/bin/python3", __file__, "client", "127.0.0.1",
-                               str(port), PORT, str(SIZE), str(seed), str(seconds)],
+                               str(port), PORT, str(SIZE), str(seed), str(seconds),
+                               *([password] if password else [])],
                               capture_output=True, text=True, timeout=seconds + 30,
                               stdin=subprocess.DEVNULL)
         return proc.stdout.splitlines(), proc.stderr
