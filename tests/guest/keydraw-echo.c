@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* keydraw.echo=NAME: echoes whatever arrives on the virtio-serial port NAME, and the port lookup the agent shares. */
+/* keydraw.echo=NAME: echoes whatever arrives on the virtio-serial port NAME (or, with keydraw.echo_mode, never reads it, or floods it), and the port lookup the agent shares. */
 #define _GNU_SOURCE
 #include "keydraw.h"
 
@@ -17,7 +17,14 @@
 #define ECHO_PORT_WAIT_S 60
 #define ECHO_NAME_MAX 128
 
+/* Every 256 KiB written in flood mode, one line. */
+#define FLOOD_SAY (256u * 1024u)
+
 static char echo_name[ECHO_NAME_MAX];
+/* echo (default); hold: open the port and never read it; flood: write
+ * a known byte stream (byte i is kd_flood_byte(i)) as fast as the host
+ * takes it, never reading. */
+static char echo_mode[16] = "echo";
 
 int kd_vport_find(const char *port, char *dev, size_t len)
 {
@@ -100,6 +107,32 @@ static int write_all(int fd, const uint8_t *p, size_t n)
     return 0;
 }
 
+static uint8_t flood_byte(unsigned long long i)
+{
+    return (uint8_t)(i * 7 + i / 251);
+}
+
+/* Writes until the host closes; one line per FLOOD_SAY bytes. */
+static void flood(int fd)
+{
+    unsigned long long total = 0, said = 0;
+    uint8_t buf[4096];
+
+    for (;;) {
+        for (size_t k = 0; k < sizeof(buf); k++)
+            buf[k] = flood_byte(total + k);
+        if (write_all(fd, buf, sizeof(buf)) < 0) {
+            kd_say("ECHO flood-stopped n=%llu errno=%d", total, errno);
+            return;
+        }
+        total += sizeof(buf);
+        if (total - said >= FLOOD_SAY) {
+            said = total;
+            kd_say("ECHO flood n=%llu", total);
+        }
+    }
+}
+
 static void *echo_main(void *arg)
 {
     char dev[300];
@@ -116,7 +149,17 @@ static void *echo_main(void *arg)
         unsigned long long total = 0;
         uint8_t buf[16384];
 
-        kd_say("ECHO connected port=%s", echo_name);
+        kd_say("ECHO connected port=%s mode=%s", echo_name, echo_mode);
+        if (strcmp(echo_mode, "hold") == 0) {
+            for (;;)
+                pause();
+        }
+        if (strcmp(echo_mode, "flood") == 0) {
+            flood(fd);
+            close(fd);
+            usleep(100 * 1000);
+            continue;
+        }
         for (;;) {
             ssize_t n = read(fd, buf, sizeof(buf));
 
@@ -145,6 +188,7 @@ void kd_echo_start(void)
 
     if (!kd_cmdline_get("keydraw.echo", echo_name, sizeof(echo_name)) || !echo_name[0])
         return;
+    kd_cmdline_get("keydraw.echo_mode", echo_mode, sizeof(echo_mode));
     if (pthread_create(&t, NULL, echo_main, NULL) != 0)
         kd_say("WARN echo thread errno=%d", errno);
     else

@@ -80,7 +80,8 @@ void kd_input_start(struct kd_fb *fb);
 void kd_agent_start(void);
 
 /* keydraw-echo.c: keydraw.echo=NAME, echoes the virtio-serial port NAME
- * (ECHO lines); and the /dev node of port NAME, if the guest has it, or
+ * (ECHO lines; keydraw.echo_mode=hold never reads it, =flood writes a
+ * known byte stream to it); and the /dev node of port NAME, if the guest has it, or
  * once it has (the name comes after the driver probed the device, when
  * the host has told it), waiting at most wait_s. */
 void kd_echo_start(void);
