@@ -16,7 +16,10 @@ qemu 7.2 and 10.0:
   the client's reading is paused and resumed on the way; and a small second
   write) reach the guest and come back exactly, in order;
 - a second client afterwards gets the port again, and its bytes echo too
-  (the bridge outlives a client session).
+  (the bridge outlives a client session);
+- the other way round, qemu as the chardev's client (`server=off` with
+  reconnect) connecting to a listening socket passed to the helper, which
+  accepts it (confined, under its seccomp filter): the same echo.
 
 test_launcher_spice.py runs the same client against a libvirt domain
 attached by the launcher.
@@ -185,6 +188,38 @@ if __name__ != "__main__":
                 os.unlink(path)
             except FileNotFoundError:
                 pass
+            os.rmdir(run)
+
+    @pytest.mark.timeout(300)
+    def test_port_echo_qemu_connects(qemu_factory, qemu_flavour, guest, helper_binary):
+        run = tempfile.mkdtemp(prefix="qs-port-", dir="/tmp")
+        path = os.path.join(run, "echo.sock")
+        listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        listener.bind(path)
+        listener.listen(1)
+        # qemu 9.2 renamed reconnect (seconds) to reconnect-ms.
+        again = "reconnect=1" if qemu_flavour == "host" else "reconnect-ms=1000"
+        try:
+            q = qemu_factory(cmdline_extra=f"keydraw.echo={PORT}", extra_args=[
+                "-chardev", f"socket,id=qsecho,path={path},server=off,{again}",
+                "-device", "virtio-serial-pci,id=qsports",
+                "-device", f"virtserialport,bus=qsports.0,chardev=qsecho,name={PORT}"])
+            q.wait_serial(r"ECHO waiting", timeout=120)
+            with serving(helper_binary, q, "--disable-ticketing", "--port-fd",
+                         f"{PORT}={listener.fileno()}",
+                         pass_fds=[listener.fileno()]) as (h, port):
+                listener.close()            # the helper holds it now
+                q.wait_serial(r"ECHO connected", timeout=60)
+                since = len(q.serial_lines)
+                lines, stderr = run_client(port, seed=4)
+                what = check_echo(q, h, lines, stderr, since)
+            log = h.stderr()
+            assert f"as SPICE channels: {PORT} (port channel 0, qemu's end connects to us)" \
+                in log, what
+            assert f"chardev {PORT}: qemu connected" in log, what
+        finally:
+            listener.close()
+            os.unlink(path)
             os.rmdir(run)
 
 else:
