@@ -37,6 +37,7 @@ enum {
 #define STARTUP_TIMEOUT_MS 10000
 
 static gboolean arg_version;
+static gboolean arg_print_capabilities;
 static int arg_p2p_fd = -1;
 static char *arg_dbus_address;
 static char *arg_vm;
@@ -44,6 +45,8 @@ static char *arg_qmp;
 static int arg_console = -1;
 static int arg_control_fd = -1;
 static char **arg_port_fds;
+static int arg_max_sessions = QS_CHANNELS_DEFAULT_SESSIONS;
+static char *arg_when_full;
 static QsConfineConfig confine_cfg;
 #ifdef QS_TEST_CONTROLS
 static char *arg_test_control;
@@ -73,8 +76,17 @@ static const GOptionEntry entries[] = {
       "Offer qemu's virtio-serial port NAME as a SPICE port channel, its "
       "chardev reached on the inherited stream socket FD (connected, or "
       "listening for qemu); repeatable", "NAME=FD" },
+    { "max-sessions", 0, 0, G_OPTION_ARG_INT, &arg_max_sessions,
+      "Serve at most N clients at once, each in its own session paced for "
+      "its own link (1-16, default 4)", "N" },
+    { "when-full", 0, 0, G_OPTION_ARG_STRING, &arg_when_full,
+      "A new client when --max-sessions are connected: 'refuse' it with a "
+      "link error (default) or 'replace' the oldest session", "POLICY" },
     { "version", 'V', 0, G_OPTION_ARG_NONE, &arg_version,
       "Print the version and exit", NULL },
+    { "print-capabilities", 0, 0, G_OPTION_ARG_NONE, &arg_print_capabilities,
+      "Print what this helper supports as JSON (for a management layer) and "
+      "exit", NULL },
     { NULL, 0, 0, 0, NULL, NULL, NULL }
 };
 
@@ -83,6 +95,38 @@ typedef struct {
     int status;
     const char *leaving;        /* why the loop ended, for the control peers */
 } App;
+
+/* For a management layer that starts helpers (as libvirt asks qemu-rdp):
+ * one JSON object, {"type", "version", "features"}, each feature naming
+ * options this binary has. "tls" only when the TLS module loads, so the
+ * answer holds for this installation, not just this build. */
+static int print_capabilities(void)
+{
+    static const char *const always[] = {
+        "dbus-p2p-fd",     /* --dbus-p2p-fd: virDomainOpenGraphicsFD */
+        "dbus-address",    /* --dbus-address, --vm: a per-VM bus */
+        "listen-fd",       /* --listen-fd, --tls-listen-fd: bound by the caller */
+        "ticket-fd",       /* --ticket-fd: the password on a pipe */
+        "control-fd",      /* --control-fd: org.qemuspice.Helper1 */
+        "multi-console",   /* every graphic console, or --console N */
+        "confinement",     /* --user and the rest of --help-confinement */
+        "port-fd",         /* --port-fd NAME=FD: virtio-serial ports as port channels */
+    };
+    g_autoptr(GError) error = NULL;
+    g_autoptr(GString) out = g_string_new(NULL);
+
+    g_string_append_printf(out, "{\"type\":\"qemu-spice\",\"version\":\"%s\","
+                           "\"features\":[", QS_VERSION);
+    for (guint i = 0; i < G_N_ELEMENTS(always); i++) {
+        g_string_append_printf(out, "%s\"%s\"", i ? "," : "", always[i]);
+    }
+    if (qs_tls_load(&error)) {
+        g_string_append(out, ",\"tls\"");
+    }
+    g_string_append(out, "]}\n");
+    fputs(out->str, stdout);
+    return fflush(stdout) == 0 ? QS_EXIT_OK : QS_EXIT_FAILURE;
+}
 
 static void log_handler(const char *domain, GLogLevelFlags level,
                         const char *message, gpointer data)
@@ -256,6 +300,28 @@ static int check_attach_options(void)
     return QS_EXIT_OK;
 }
 
+static int check_session_options(QsWhenFull *when_full)
+{
+    if (arg_max_sessions < 1 || arg_max_sessions > QS_CHANNELS_MAX_SESSIONS) {
+        g_autofree char *msg = g_strdup_printf(
+            "--max-sessions takes a number of clients from 1 to %u, not %d",
+            QS_CHANNELS_MAX_SESSIONS, arg_max_sessions);
+
+        return usage_error(msg);
+    }
+    if (!arg_when_full || g_str_equal(arg_when_full, "refuse")) {
+        *when_full = QS_WHEN_FULL_REFUSE;
+    } else if (g_str_equal(arg_when_full, "replace")) {
+        *when_full = QS_WHEN_FULL_REPLACE;
+    } else {
+        g_autofree char *msg = g_strdup_printf(
+            "--when-full takes 'refuse' or 'replace', not '%s'", arg_when_full);
+
+        return usage_error(msg);
+    }
+    return QS_EXIT_OK;
+}
+
 int main(int argc, char **argv)
 {
     g_autoptr(GOptionContext) ctx = NULL;
@@ -277,6 +343,7 @@ int main(int argc, char **argv)
     QsRecordAudio *record;
     QsHelperControl hc;
     g_autoptr(QsControl) control = NULL;
+    QsWhenFull when_full = QS_WHEN_FULL_REFUSE;
     int r;
 
     ctx = g_option_context_new("- serve a qemu console over SPICE");
@@ -300,12 +367,19 @@ int main(int argc, char **argv)
         printf("qemu-spice %s\n", QS_VERSION);
         return QS_EXIT_OK;
     }
+    if (arg_print_capabilities) {
+        qs_net_config_clear(&net_cfg);
+        return print_capabilities();
+    }
     if (argc > 1) {
         g_autofree char *msg = g_strdup_printf("unexpected argument '%s'",
                                                argv[1]);
         return usage_error(msg);
     }
     r = check_attach_options();
+    if (r == QS_EXIT_OK) {
+        r = check_session_options(&when_full);
+    }
     if (r != QS_EXIT_OK) {
         qs_net_config_clear(&net_cfg);
         return r;
@@ -374,6 +448,8 @@ int main(int argc, char **argv)
         .n_heads = qs_display_get_n_consoles(display),
         .bridges = bridges,
         .n_bridges = n_bridges,
+        .max_sessions = (guint)arg_max_sessions,
+        .when_full = when_full,
     });
     server = qs_server_new(&net_cfg, qs_channels_server_callbacks(), channels,
                            &error);

@@ -143,7 +143,7 @@ int main(int argc, char **argv)
         "Commands:\n"
         "  attach DOMAIN        start a qemu-spice helper for the domain\n"
         "  detach DOMAIN        stop it and remove the console\n"
-        "  status [DOMAIN]      pid, ports, uptime, clients\n"
+        "  status [DOMAIN]      pid, ports, uptime, clients (exit 4: starting)\n"
         "  console DOMAIN       print the console (--format uri|json|vv|kerbside)\n"
         "  set-ticket DOMAIN    new ticket for new links (--disconnect: drop the viewer)\n"
         "  hook DOMAIN OP ...   libvirt qemu hook entry point (XML on stdin)\n"

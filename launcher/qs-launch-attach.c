@@ -17,6 +17,7 @@
 #include "qs-launch-libvirt.h"
 #include "qs-launch-log.h"
 #include "qs-launch-monitor.h"
+#include "qs-launch-pending.h"
 #include "qs-launch-spawn.h"
 
 /* The domain's lock, waiting until DEADLINE for a previous monitor that is
@@ -184,6 +185,22 @@ static gboolean prepare(Session *s, const char *arg, GError **error)
     return TRUE;
 }
 
+/* Nobody reads a hook-started launcher's error (libvirtd drops a hook's
+ * output): it is kept where 'status' finds it. */
+static void record_failure(Session *s, const char *domain, const char *msg)
+{
+    QsPending rec = {
+        .failed = TRUE,
+        .pid = getpid(),
+        .since = g_get_real_time() / G_USEC_PER_SEC,
+        .error = (char *)msg,
+    };
+
+    if (s->opts.hook && qs_domain_name_ok(domain, NULL)) {
+        qs_pending_save(s->cfg, s->st ? s->st->domain : domain, &rec, NULL);
+    }
+}
+
 /* Fork the monitor; the parent waits for its one-line verdict. */
 static int daemonize(int *report_fd)
 {
@@ -272,6 +289,7 @@ int qs_attach(QsLaunchConfig *cfg, const char *domain,
         if (s->st) {
             qs_session_remove_local_files(s);  /* we hold the lock: nothing else runs */
         }
+        record_failure(s, domain, err->message);
         return 1;
     }
     if (!opts->foreground) {
@@ -288,6 +306,7 @@ int qs_attach(QsLaunchConfig *cfg, const char *domain,
             kill(s->helper, SIGKILL);
         }
         qs_session_cleanup(s);
+        record_failure(s, domain, err->message);
         report(report_fd, FALSE, err->message);
         return 1;
     }
@@ -296,9 +315,13 @@ int qs_attach(QsLaunchConfig *cfg, const char *domain,
         qs_session_stop_helper(s);
         g_main_loop_run(s->loop);
         qs_session_cleanup(s);
+        record_failure(s, domain, err->message);
         report(report_fd, FALSE, err->message);
         return 1;
     }
+    /* Attached: whatever the hook recorded (starting, or an earlier
+     * failure) is over. */
+    qs_pending_remove(cfg, s->st->domain, 0);
     summary = g_strdup_printf("%s: SPICE console on %s%s%.0u%s%.0u, helper "
                               "pid %d%s", s->st->domain, s->st->host,
                               s->st->port ? " port " : "", s->st->port,

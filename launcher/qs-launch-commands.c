@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -11,17 +12,20 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include <gio/gio.h>
+#include "qs-launch-address.h"
 #include "qs-launch-commands.h"
 #include "qs-launch-control.h"
 #include "qs-launch-domain.h"
 #include "qs-launch-format.h"
 #include "qs-launch-libvirt.h"
 #include "qs-launch-log.h"
+#include "qs-launch-pending.h"
 #include "qs-launch-session.h"
 #include "qs-launch-spawn.h"
 
 #define HOOK_XML_MAX (16u << 20)
 #define DETACH_WAIT_S 15
+#define HOOK_RECORD_WAIT_MS 2000
 
 gboolean qs_parse_when(const char *s, gint64 now, gint64 *out, GError **error)
 {
@@ -175,136 +179,6 @@ int qs_cmd_detach(QsLaunchConfig *cfg, const char *domain, gboolean wait)
     return 0;
 }
 
-/* The helper's clients as JSON (an array) or text, from its control socket;
- * NULL if it does not answer. */
-static char *helper_clients(QsLaunchConfig *cfg, const QsLaunchState *st,
-                            gboolean json)
-{
-    g_autofree char *ctl = qs_run_path(cfg, st->domain, ".ctl");
-    g_autoptr(GDBusConnection) conn = qs_control_connect(ctl, NULL);
-    g_autoptr(GVariant) status = conn ? qs_control_get_status(conn, NULL)
-                                      : NULL;
-    g_autoptr(GVariant) clients = status ?
-        g_variant_lookup_value(status, "clients", G_VARIANT_TYPE("aa{sv}")) :
-        NULL;
-    GString *out;
-
-    if (!clients) {
-        return NULL;
-    }
-    out = g_string_new(json ? "[" : "");
-    for (gsize i = 0; i < g_variant_n_children(clients); i++) {
-        g_autoptr(GVariant) c = g_variant_get_child_value(clients, i);
-        g_autofree char *address = NULL;
-        g_autofree const char **chans = NULL;
-        gint64 since = 0;
-        gboolean tls = FALSE;
-
-        g_variant_lookup(c, "address", "s", &address);
-        g_variant_lookup(c, "since", "x", &since);
-        g_variant_lookup(c, "tls", "b", &tls);
-        g_variant_lookup(c, "channels", "^a&s", &chans);
-        if (json) {
-            g_string_append(out, i ? ",{\"address\":" : "{\"address\":");
-            qs_json_append_string(out, address ? address : "");
-            g_string_append_printf(out, ",\"since\":%" G_GINT64_FORMAT
-                                   ",\"tls\":%s,\"channels\":[", since,
-                                   tls ? "true" : "false");
-            for (guint k = 0; chans && chans[k]; k++) {
-                g_string_append(out, k ? "," : "");
-                qs_json_append_string(out, chans[k]);
-            }
-            g_string_append(out, "]}");
-        } else {
-            g_autofree char *names = chans ? g_strjoinv(",", (char **)chans)
-                                           : g_strdup("");
-
-            g_string_append_printf(out, "%s%s (%s%s)", i ? ", " : "",
-                                   address ? address : "?",
-                                   tls ? "TLS, " : "", names);
-        }
-    }
-    if (json) {
-        g_string_append(out, "]");
-    }
-    return g_string_free(out, FALSE);
-}
-
-static void status_line(QsLaunchConfig *cfg, const QsLaunchState *st,
-                        gboolean json, GString *out)
-{
-    gint64 now = g_get_real_time() / G_USEC_PER_SEC;
-    gboolean alive = qs_pid_alive(st->helper_pid);
-    gboolean mon = qs_pid_alive(st->monitor_pid);
-    g_autofree char *clients = alive ? helper_clients(cfg, st, json) : NULL;
-
-    if (json) {
-        g_autofree char *j = qs_launch_state_to_json(st);
-
-        g_strchomp(j);
-        j[strlen(j) - 1] = '\0';
-        g_string_append_printf(out, "%s,\"helper_running\":%s,\"launcher_running\":%s,"
-                               "\"uptime\":%" G_GINT64_FORMAT ",\"clients\":%s}\n",
-                               j, alive ? "true" : "false",
-                               mon ? "true" : "false",
-                               alive ? now - st->started : 0,
-                               clients ? clients : "null");
-        return;
-    }
-    g_string_append_printf(out, "%s: %s, mode %s, helper pid %d, port %u, "
-                           "tls-port %u, uptime %" G_GINT64_FORMAT " s, "
-                           "restarts %u%s, clients: %s\n", st->domain,
-                           alive ? "running" : "NOT RUNNING", st->mode,
-                           st->helper_pid, st->port, st->tls_port,
-                           alive ? now - st->started : 0, st->restarts,
-                           mon ? (st->supervise ? ", supervised" : "")
-                               : ", launcher gone",
-                           !alive ? "none"
-                           : !clients ? "unknown (no answer on the control socket)"
-                           : *clients ? clients : "none");
-}
-
-int qs_cmd_status(QsLaunchConfig *cfg, const char *domain, gboolean json)
-{
-    g_autoptr(GString) out = g_string_new(NULL);
-    g_autoptr(GError) err = NULL;
-
-    if (domain) {
-        g_autoptr(QsLaunchState) st = qs_find_state(cfg, domain, &err);
-
-        if (!st) {
-            qs_log_error("status: %s", err->message);
-            return 1;
-        }
-        status_line(cfg, st, json, out);
-        fputs(out->str, stdout);
-        return qs_pid_alive(st->helper_pid) ? 0 : 3;
-    }
-    {
-        g_autoptr(GDir) dir = g_dir_open(cfg->run_dir, 0, NULL);
-        g_autoptr(GPtrArray) names = g_ptr_array_new_with_free_func(g_free);
-        const char *f;
-
-        while (dir && (f = g_dir_read_name(dir))) {
-            if (g_str_has_suffix(f, ".json")) {
-                g_ptr_array_add(names, g_strdup(f));
-            }
-        }
-        g_ptr_array_sort(names, (GCompareFunc)g_strcmp0);
-        for (guint i = 0; i < names->len; i++) {
-            g_autofree char *p = g_build_filename(cfg->run_dir,
-                                                  names->pdata[i], NULL);
-            g_autoptr(QsLaunchState) st = qs_launch_state_load(p, NULL);
-
-            if (st) {
-                status_line(cfg, st, json, out);
-            }
-        }
-    }
-    fputs(out->str, stdout);
-    return 0;
-}
-
 int qs_cmd_console(QsLaunchConfig *cfg, const char *domain, const char *format)
 {
     g_autoptr(GError) err = NULL;
@@ -312,6 +186,8 @@ int qs_cmd_console(QsLaunchConfig *cfg, const char *domain, const char *format)
     g_autofree char *password = NULL;
     g_autofree char *ca = NULL;
     g_autofree char *text = NULL;
+    g_autofree char *address = NULL;
+    const char *address_from = NULL;
     QsConsoleFormat fmt;
     gint64 expiry = 0;
 
@@ -319,6 +195,15 @@ int qs_cmd_console(QsLaunchConfig *cfg, const char *domain, const char *format)
     if (!qs_console_format_parse(format, &fmt, &err) ||
         !(st = qs_find_state(cfg, domain, &err))) {
         qs_log_error("console: %s", err->message);
+        return 1;
+    }
+    /* A state file whose launcher holds no lock is left from a launcher
+     * that was killed or a host that went down (when the run directory is
+     * not a tmpfs): its pids may name other processes by now. */
+    if (!locked(cfg, st->domain) || !qs_pid_alive(st->monitor_pid)) {
+        qs_log_error("console: the launcher of '%s' is gone, so is its "
+                     "console (a stale state file: 'detach' removes it)",
+                     st->domain);
         return 1;
     }
     if (!qs_pid_alive(st->helper_pid)) {
@@ -335,6 +220,12 @@ int qs_cmd_console(QsLaunchConfig *cfg, const char *domain, const char *format)
 
         g_file_get_contents(p, &ca, NULL, NULL);
     }
+    if (fmt == QS_FORMAT_KERBSIDE &&
+        !(address = qs_console_address(st, &address_from, &err))) {
+        explicit_bzero(password, strlen(password));
+        qs_log_error("console: %s", err->message);
+        return 1;
+    }
     {
         QsConsoleInfo info = {
             .state = st,
@@ -342,6 +233,8 @@ int qs_cmd_console(QsLaunchConfig *cfg, const char *domain, const char *format)
             .ca_cert = ca,
             .host_subject = NULL,
             .hypervisor = g_get_host_name(),
+            .hypervisor_ip = address,
+            .hypervisor_ip_from = address_from,
         };
 
         text = qs_console_format(&info, fmt, &err);
@@ -434,7 +327,9 @@ static char *read_stdin_bounded(void)
 
 /* libvirt runs hooks synchronously and they must not call libvirt: the
  * 'started' branch forks a detached launcher that waits until libvirt has
- * finished the start job, and returns at once. */
+ * finished the start job, and returns once that launcher has recorded that
+ * it is attaching (so 'status' says "starting", never "not attached", from
+ * the moment 'virsh start' returns). */
 int qs_cmd_hook(QsLaunchConfig *cfg, const char *config_path, char **args)
 {
     g_autofree char *xml = read_stdin_bounded();
@@ -448,6 +343,8 @@ int qs_cmd_hook(QsLaunchConfig *cfg, const char *config_path, char **args)
     if (strcmp(op, "started") == 0) {
         g_autoptr(GError) err = NULL;
         gboolean optin = qs_domain_xml_opts_in(xml, NULL, &err);
+        int recorded[2];
+        char byte;
         pid_t pid;
 
         if (err) {
@@ -457,8 +354,7 @@ int qs_cmd_hook(QsLaunchConfig *cfg, const char *config_path, char **args)
         if (!qs_launch_config_wants_autostart(cfg, domain, optin)) {
             return 0;
         }
-        pid = fork();
-        if (pid < 0) {
+        if (pipe2(recorded, O_CLOEXEC) < 0 || (pid = fork()) < 0) {
             fprintf(stderr, "qemu-spice hook: fork: %s\n", g_strerror(errno));
             return 0;
         }
@@ -470,10 +366,13 @@ int qs_cmd_hook(QsLaunchConfig *cfg, const char *config_path, char **args)
                 .foreground = TRUE,
                 .wait_s = cfg->wait_s,
                 .syslog = TRUE,
+                .hook = TRUE,
             };
+            QsPending rec = { .since = g_get_real_time() / G_USEC_PER_SEC };
 
             /* Off libvirt's pipes before anything else, so libvirtd sees
              * EOF as soon as the hook's own process exits. */
+            close(recorded[0]);
             if (null_fd >= 0) {
                 dup2(null_fd, 0);
                 dup2(null_fd, 1);
@@ -483,9 +382,38 @@ int qs_cmd_hook(QsLaunchConfig *cfg, const char *config_path, char **args)
             if (fork() != 0) {
                 _exit(0);
             }
+            rec.pid = getpid();
+            qs_pending_save(cfg, domain, &rec, NULL);
+            close(recorded[1]);   /* the hook may return now */
             _exit(qs_attach(cfg, domain, &o));
         }
+        close(recorded[1]);
         waitpid(pid, NULL, 0);
+        /* EOF once the launcher has written its record, or has died: one
+         * small file on the run directory's tmpfs. Bounded all the same,
+         * since libvirt waits for us. */
+        {
+            struct pollfd pfd = { .fd = recorded[0], .events = POLLIN };
+            gint64 deadline = g_get_monotonic_time() +
+                              HOOK_RECORD_WAIT_MS * 1000;
+
+            for (;;) {
+                int left = (int)((deadline - g_get_monotonic_time()) / 1000);
+                int r;
+
+                if (left <= 0) {
+                    break;
+                }
+                r = poll(&pfd, 1, left);
+                if (r < 0 && errno == EINTR) {
+                    continue;
+                }
+                if (r <= 0 || read(recorded[0], &byte, 1) <= 0) {
+                    break;   /* EOF, an error or the deadline */
+                }
+            }
+        }
+        close(recorded[0]);
         return 0;
     }
     if (strcmp(op, "stopped") == 0 || strcmp(op, "release") == 0) {
@@ -495,6 +423,14 @@ int qs_cmd_hook(QsLaunchConfig *cfg, const char *config_path, char **args)
          * hook has returned. */
         if (st && qs_pid_alive(st->monitor_pid) && locked(cfg, domain)) {
             kill(st->monitor_pid, SIGTERM);
+        }
+        /* A failed attach's record is about the run that ended. */
+        {
+            g_autoptr(QsPending) p = qs_pending_load(cfg, domain);
+
+            if (p && (p->failed || !qs_pid_alive(p->pid))) {
+                qs_pending_remove(cfg, domain, p->pid);
+            }
         }
     }
     return 0;

@@ -196,6 +196,25 @@ static gboolean resolve_user(QsLaunchConfig *cfg, const char *name,
     return TRUE;
 }
 
+/* libvirt's qemu.conf defaults: spice_tls_x509_cert_dir, and
+ * default_tls_x509_cert_dir, which libvirt takes when the first does not
+ * exist. The file names inside are libvirt's too (ca-cert.pem,
+ * server-cert.pem, server-key.pem), so one set of certificates serves a
+ * host's SPICE consoles whichever server speaks for them. */
+const char *const qs_libvirt_spice_tls_dirs[] = {
+    "/etc/pki/libvirt-spice", "/etc/pki/qemu", NULL
+};
+
+char *qs_launch_config_default_tls_dir(const char *const *candidates)
+{
+    for (guint i = 0; candidates[i]; i++) {
+        if (g_file_test(candidates[i], G_FILE_TEST_IS_DIR)) {
+            return g_strdup(candidates[i]);
+        }
+    }
+    return g_strdup(candidates[0]);
+}
+
 static void set_defaults(QsLaunchConfig *cfg)
 {
     cfg->uri = g_strdup("qemu:///system");
@@ -206,11 +225,14 @@ static void set_defaults(QsLaunchConfig *cfg)
     cfg->backoff_max_s = 30;
     cfg->wait_s = 60;
     cfg->listen_address = g_strdup("0.0.0.0");
-    cfg->port_min = 5900;
-    cfg->port_max = 5999;
+    /* Below libvirt's own allocators (qemu.conf: remote_display_port_min
+     * 5900 for VNC/SPICE autoport, remote_websocket_port_min 5700), which
+     * would otherwise hand qemu a port we hold; docs/operations.md says
+     * why this range and how to align the two. */
+    cfg->port_min = 5500;
+    cfg->port_max = 5599;
     cfg->plain = TRUE;
     cfg->tls = FALSE;
-    cfg->tls_dir = g_strdup("/etc/pki/qemu-spice");
     cfg->ticket_lifetime_s = 0;
     cfg->helper_path = g_strdup(QS_HELPER_PATH);
     cfg->helper_user = g_strdup("nobody");
@@ -277,6 +299,10 @@ static gboolean apply(QsLaunchConfig *cfg, GKeyFile *kf, const char *name,
         !get_bool(kf, name, "listen", "tls", &cfg->tls, error) ||
         !get_abs_path(kf, name, "listen", "tls-dir", &cfg->tls_dir, error)) {
         return FALSE;
+    }
+    cfg->tls_dir_set = cfg->tls_dir != NULL;
+    if (!cfg->tls_dir) {
+        cfg->tls_dir = qs_launch_config_default_tls_dir(qs_libvirt_spice_tls_dirs);
     }
     if ((v = get_string(kf, "listen", "secure-channels"))) {
         if (!*v || strspn(v, "abcdefghijklmnopqrstuvwxyz,") != strlen(v)) {

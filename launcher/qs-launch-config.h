@@ -32,7 +32,8 @@ typedef struct {
     guint port_max;
     gboolean plain;
     gboolean tls;
-    char *tls_dir;
+    char *tls_dir;           /* [listen] tls-dir, else libvirt's SPICE one */
+    gboolean tls_dir_set;    /* tls-dir came from the file */
     char *secure_channels;
     char *console_host;      /* the host name reported to clients */
     /* [ticket] */
@@ -52,6 +53,13 @@ QsLaunchConfig *qs_launch_config_load_data(const char *data, const char *name,
                                            GError **error);
 void qs_launch_config_free(QsLaunchConfig *cfg);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(QsLaunchConfig, qs_launch_config_free)
+
+/* Where libvirt keeps the SPICE certificates of its own <graphics
+ * type='spice'> (qemu.conf: spice_tls_x509_cert_dir, falling back to
+ * default_tls_x509_cert_dir), the first of which exists. */
+extern const char *const qs_libvirt_spice_tls_dirs[];
+/* The first directory of CANDIDATES that exists, else the first. */
+char *qs_launch_config_default_tls_dir(const char *const *candidates);
 
 gboolean qs_launch_config_wants_autostart(const QsLaunchConfig *cfg,
                                           const char *domain,

@@ -153,11 +153,22 @@ static char *format_kerbside(const QsConsoleInfo *c, GError **error)
                     "console has only a TLS port (set [listen] plain=true)");
         return NULL;
     }
+    if (!c->hypervisor_ip) {
+        g_set_error(error, G_IO_ERROR, G_IO_ERROR_NOT_FOUND,
+                    "Kerbside's hypervisor_ip needs an address for '%s'",
+                    st->host);
+        return NULL;
+    }
     s = g_string_new("consoles:\n");
     yaml_kv(s, "- uuid", st->uuid ? st->uuid : "");
     yaml_kv(s, "name", st->domain);
     yaml_kv(s, "hypervisor", c->hypervisor ? c->hypervisor : st->host);
-    yaml_kv(s, "hypervisor_ip", st->host);
+    if (c->hypervisor_ip_from) {
+        /* a YAML comment: Kerbside reads past it */
+        g_string_append_printf(s, "    # hypervisor_ip: %s\n",
+                               c->hypervisor_ip_from);
+    }
+    yaml_kv(s, "hypervisor_ip", c->hypervisor_ip);
     g_string_append_printf(s, "    insecure_port: %u\n", st->port);
     if (st->tls_port) {
         g_string_append_printf(s, "    secure_port: %u\n", st->tls_port);

@@ -19,6 +19,8 @@ typedef struct {
     const char *ca_cert;       /* PEM text or NULL */
     const char *host_subject;  /* server certificate subject or NULL */
     const char *hypervisor;    /* host name (Kerbside 'hypervisor') */
+    const char *hypervisor_ip; /* an address (Kerbside 'hypervisor_ip') */
+    const char *hypervisor_ip_from;  /* where that address came from */
 } QsConsoleInfo;
 
 gboolean qs_console_format_parse(const char *name, QsConsoleFormat *out,

@@ -95,29 +95,22 @@ gboolean qs_virt_set_console_metadata(virDomainPtr dom,
                                       GError **error)
 {
     g_autofree char *xml = NULL;
-    unsigned int flags = 0;
-    int active = virDomainIsActive(dom);
-    int persistent = virDomainIsPersistent(dom);
     gboolean autostart = meta && meta->autostart;
 
-    if (active == 1) {
-        flags |= VIR_DOMAIN_AFFECT_LIVE;
-    }
-    if (persistent == 1) {
-        flags |= VIR_DOMAIN_AFFECT_CONFIG;
-    }
-    if (!flags) {
-        return TRUE;  /* a transient domain that has gone: nothing to update */
+    /* The live definition only: ports, pid and restarts describe this run of
+     * the domain. In the persistent definition they would outlive a crash of
+     * the host (a console reported that nothing serves) and every attach and
+     * restart would rewrite the operator's configuration. The opt-in lives
+     * there already, put by the operator; the live copy keeps it. */
+    if (virDomainIsActive(dom) != 1) {
+        return TRUE;  /* not running: there is no live definition to update */
     }
     if (meta && (meta->host || autostart)) {
         xml = qs_console_metadata_xml(meta);
     }
-    /* Also the persistent definition, as asked of us: a console's ports
-     * there outlive a crash of the host, but every attach rewrites them and
-     * every clean stop removes them. */
     if (virDomainSetMetadata(dom, VIR_DOMAIN_METADATA_ELEMENT, xml,
                              xml ? QS_METADATA_PREFIX : NULL, QS_METADATA_URI,
-                             flags) < 0) {
+                             VIR_DOMAIN_AFFECT_LIVE) < 0) {
         set_virt_error(error, "virDomainSetMetadata");
         return FALSE;
     }

@@ -12,6 +12,8 @@ typedef struct {
     gboolean foreground;       /* stay in the foreground (systemd, hook) */
     guint wait_s;              /* wait this long for the domain/libvirt */
     gboolean syslog;           /* log to syslog (detached by the hook) */
+    gboolean hook;             /* started by the hook: a failure is recorded
+                                * for 'status' (nobody reads our stderr) */
 } QsAttachOptions;
 
 /* Returns the process exit status. */

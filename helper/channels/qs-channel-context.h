@@ -58,6 +58,9 @@ typedef struct {
     /* The emulated agent for a new main channel, serving the owner's
      * clipboard backend and monitors sink. */
     QsAgent *(*agent_new)(QsChannel *main, gpointer owner);
+    /* May this session's new record channel start when the guest records?
+     * One session at a time sends the guest its client's sound. */
+    gboolean (*may_record)(QsSession *session, gpointer owner);
 } QsChannelContextOps;
 
 /*

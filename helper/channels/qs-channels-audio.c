@@ -1,18 +1,58 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* The hub's sound: qemu's output and capture state kept in the channels' context, and passed to the session's playback and record channels. */
+/* The hub's sound: qemu's output and capture state kept in the channels' context, passed to every session's playback channel and to one session's record channel. */
 #include "channels/qs-channels-private.h"
 
 /* The state is kept whether or not a client listens: a playback or record
- * channel that links later starts from it. */
+ * channel that links later starts from it.
+ *
+ * Every session hears the guest. One session at a time records: the oldest
+ * with a record channel, so that the first viewer keeps the microphone
+ * while others come and go; when it leaves, the next oldest takes over. The
+ * other sessions' record channels are never started, so their clients send
+ * nothing. */
 
-static QsChannel *playback(QsChannels *hub)
+QsSession *qs_channels_recorder(QsChannels *hub)
 {
-    return hub->session ? hub->session->playback : NULL;
+    for (guint i = 0; i < hub->sessions->len; i++) {
+        QsSession *s = g_ptr_array_index(hub->sessions, i);
+
+        if (s->record) {
+            return s;
+        }
+    }
+    return NULL;
 }
 
 static QsChannel *record(QsChannels *hub)
 {
-    return hub->session ? hub->session->record : NULL;
+    QsSession *s = qs_channels_recorder(hub);
+
+    return s ? s->record : NULL;
+}
+
+void qs_channels_record_resume(QsChannels *hub)
+{
+    QsChannel *ch = record(hub);
+
+    if (ch && hub->ctx.record.recording) {
+        qs_record_channel_start(ch, &hub->ctx.record);
+    }
+}
+
+/* Calls `fn` on each session's playback channel. Sessions are looked up
+ * by id before each call: a send can end one. */
+static void each_playback(QsChannels *hub, void (*fn)(QsChannel *ch, gpointer data),
+                          gpointer data)
+{
+    g_autofree uint32_t *ids = qs_channels_session_ids(hub);
+
+    for (guint k = 0; ids[k]; k++) {
+        QsSession *s = qs_channels_session(hub, ids[k]);
+
+        if (s && s->playback) {
+            fn(s->playback, data);
+        }
+    }
 }
 
 /* qemu's volume of one direction, passed on to its channel if linked. */
@@ -42,39 +82,65 @@ void qs_channels_audio_set_available(QsChannels *hub, gboolean available)
     hub->ctx.playback.available = available;
 }
 
+static void start_one(QsChannel *ch, gpointer hub)
+{
+    qs_playback_channel_start(ch, ((QsChannels *)hub)->ctx.playback.freq);
+}
+
 void qs_channels_audio_start(QsChannels *hub, uint32_t freq)
 {
     QsPlaybackState *st = &hub->ctx.playback;
-    QsChannel *ch = playback(hub);
 
     st->playing = TRUE;
     st->freq = freq;
-    if (ch) {
-        qs_playback_channel_start(ch, freq);
-    }
+    each_playback(hub, start_one, hub);
+}
+
+typedef struct {
+    uint32_t freq;
+    GBytes *pcm;
+} Data;
+
+static void data_one(QsChannel *ch, gpointer data)
+{
+    const Data *d = data;
+
+    qs_playback_channel_data(ch, d->freq, d->pcm);
 }
 
 void qs_channels_audio_data(QsChannels *hub, GBytes *s16_stereo)
 {
     const QsPlaybackState *st = &hub->ctx.playback;
-    QsChannel *ch = playback(hub);
+    Data d = { st->freq, s16_stereo };
 
-    if (st->playing && ch && g_bytes_get_size(s16_stereo) > 0) {
-        qs_playback_channel_data(ch, st->freq, s16_stereo);
+    if (st->playing && g_bytes_get_size(s16_stereo) > 0) {
+        each_playback(hub, data_one, &d);
     }
+}
+
+static void stop_one(QsChannel *ch, gpointer data)
+{
+    (void)data;
+    qs_playback_channel_stop(ch);
 }
 
 void qs_channels_audio_stop(QsChannels *hub)
 {
     hub->ctx.playback.playing = FALSE;
-    stop_channel(playback(hub), qs_playback_channel_stop);
+    each_playback(hub, stop_one, NULL);
+}
+
+static void volume_one(QsChannel *ch, gpointer volume)
+{
+    qs_playback_channel_volume(ch, volume);
 }
 
 void qs_channels_audio_volume(QsChannels *hub, gboolean mute, const uint8_t *volume,
                               guint n)
 {
-    set_volume(&hub->ctx.playback.volume, playback(hub), qs_playback_channel_volume,
-               mute, volume, n);
+    if (qs_audio_volume_set(&hub->ctx.playback.volume, mute, volume, n)) {
+        each_playback(hub, volume_one, &hub->ctx.playback.volume);
+    }
 }
 
 /* ---- qemu's capture ------------------------------------------------------ */

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* The hub's state, shared by its own files only: qs-channels.c and qs-channels-audio.c. */
+/* The hub's state, shared by its own files only: qs-channels.c, qs-channels-sessions.c and qs-channels-audio.c. */
 #pragma once
 
 #include "channels/qs-channel-context.h"
@@ -29,6 +29,30 @@ struct QsChannels {
     guint screen_changed;       /* bit per head */
     guint cursor_changed;
 
-    QsSession *session;
-    gint64 session_since_us;
+    /* The client sessions, oldest first; the hub owns them. */
+    GPtrArray *sessions;
+    guint max_sessions;
+    QsWhenFull when_full;
+    gint64 full_logged_us;      /* the last "refused: full" line */
+    guint full_unlogged;        /* refusals since, not logged */
 };
+
+/* qs-channels-sessions.c */
+QsSession *qs_channels_session(QsChannels *hub, uint32_t id);
+QsSession *qs_channels_newest(QsChannels *hub);
+/* A session id no session has, never 0. */
+uint32_t qs_channels_new_session_id(QsChannels *hub);
+/* Makes room for a new session as the policy says (ends the oldest, with
+ * QS_WHEN_FULL_REPLACE) and adds it; the newest from now on. */
+QsSession *qs_channels_add_session(QsChannels *hub, uint32_t id);
+/* Takes `session` out of the table and frees it, telling its channels why. */
+void qs_channels_end_session(QsChannels *hub, QsSession *session, const char *reason);
+/* The ids of the sessions now, oldest first, 0-terminated (the table may
+ * change while the caller works through them). */
+uint32_t *qs_channels_session_ids(QsChannels *hub);
+
+/* qs-channels-audio.c */
+/* The session whose client's sound goes to the guest, or NULL. */
+QsSession *qs_channels_recorder(QsChannels *hub);
+/* After the recorder left: the next one starts, if the guest records. */
+void qs_channels_record_resume(QsChannels *hub);

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* The channel layer's front door: link decisions for net, the one active session, qemu-side changes in. */
+/* The channel layer's front door: link decisions for net, the client sessions, qemu-side changes in. */
 #include "channels/qs-agent-channel.h"
 #include "channels/qs-channels-private.h"
 #include "channels/qs-msg.h"
@@ -16,20 +16,29 @@ static gboolean on_wake(gpointer user_data)
     guint screens = g_atomic_int_and(&hub->screen_changed, 0);
     guint cursors = g_atomic_int_and(&hub->cursor_changed, 0);
 
-    /* The session is reread before each call: a send can close a
-     * connection (closing completes later, but the session may go). */
-    for (guint i = 0; i < hub->ctx.n_heads; i++) {
-        QsSession *session = hub->session;
+    g_autofree uint32_t *ids = NULL;
 
-        if ((screens & (1u << i)) && session && session->displays[i]) {
-            qs_display_channel_pump(session->displays[i]);
-        }
+    if (!screens && !cursors) {
+        return G_SOURCE_CONTINUE;
     }
-    for (guint i = 0; i < hub->ctx.n_heads; i++) {
-        QsSession *session = hub->session;
+    /* Each session is looked up again before each call: a send can close a
+     * connection, and its session may end (closing completes later). Every
+     * session pumps its own plan: one client's slow link holds no other. */
+    ids = qs_channels_session_ids(hub);
+    for (guint k = 0; ids[k]; k++) {
+        for (guint i = 0; i < hub->ctx.n_heads; i++) {
+            QsSession *session = qs_channels_session(hub, ids[k]);
 
-        if ((cursors & (1u << i)) && session && session->cursors[i]) {
-            qs_cursor_channel_changed(session->cursors[i]);
+            if ((screens & (1u << i)) && session && session->displays[i]) {
+                qs_display_channel_pump(session->displays[i]);
+            }
+        }
+        for (guint i = 0; i < hub->ctx.n_heads; i++) {
+            QsSession *session = qs_channels_session(hub, ids[k]);
+
+            if ((cursors & (1u << i)) && session && session->cursors[i]) {
+                qs_cursor_channel_changed(session->cursors[i]);
+            }
         }
     }
     return G_SOURCE_CONTINUE;
@@ -69,13 +78,7 @@ static void on_input_changed(QsInput *input, QsInputChange what, gpointer user_d
 
 static void ended(QsSession *session, gpointer owner)
 {
-    QsChannels *hub = owner;
-
-    if (hub->session == session) {
-        hub->session = NULL;
-    }
-    qs_session_free(session, "the session's main channel closed");
-    qs_heap_trim_soon();
+    qs_channels_end_session(owner, session, "the session's main channel closed");
 }
 
 static QsAgent *agent_new(QsChannel *main, gpointer owner)
@@ -85,9 +88,17 @@ static QsAgent *agent_new(QsChannel *main, gpointer owner)
     return qs_agent_new(main, hub, hub->ctx.n_heads);
 }
 
+static gboolean may_record(QsSession *session, gpointer owner)
+{
+    QsSession *recorder = qs_channels_recorder(owner);
+
+    return !recorder || recorder == session;
+}
+
 static const QsChannelContextOps context_ops = {
     .session_ended = ended,
     .agent_new = agent_new,
+    .may_record = may_record,
 };
 
 QsChannels *qs_channels_new(const QsChannelsConfig *config)
@@ -114,6 +125,11 @@ QsChannels *qs_channels_new(const QsChannelsConfig *config)
     ctx->n_bridges = config->n_bridges;
     ctx->ops = &context_ops;
     ctx->owner = hub;
+    g_assert(config->max_sessions <= QS_CHANNELS_MAX_SESSIONS);
+    hub->max_sessions = config->max_sessions ? config->max_sessions
+                                             : QS_CHANNELS_DEFAULT_SESSIONS;
+    hub->when_full = config->when_full;
+    hub->sessions = g_ptr_array_new();
 
     hub->wake = qs_wake_source_new("qs-channels-wake", on_wake, hub, context);
 
@@ -144,7 +160,8 @@ void qs_channels_free(QsChannels *hub)
     if (!hub) {
         return;
     }
-    qs_session_free(g_steal_pointer(&hub->session), "server shutting down");
+    qs_channels_drop_clients(hub, "server shutting down");
+    g_ptr_array_free(hub->sessions, TRUE);
     /* Removal waits for a running callback, so none touches hub after this. */
     for (guint i = 0; i < hub->ctx.n_heads; i++) {
         qs_screen_remove_changed_func(hub->ctx.heads[i].screen, hub->watches[i].screen_func);
@@ -177,15 +194,44 @@ static void set_cap(guint32 *caps, guint *n_caps, guint cap)
     caps[word] |= 1u << (cap % 32);
 }
 
-static gboolean has_bridge(QsChannels *hub, uint8_t type, uint8_t id)
+/* Whether channel (type, id) may link for session `session_id`: its
+ * chardev is bridged, and no other session's channel holds it (a byte
+ * stream has one client at a time: the first keeps it). */
+static SpiceLinkErr bridge_link(QsChannels *hub, const QsLinkInfo *info)
 {
     for (guint i = 0; i < hub->ctx.n_bridges; i++) {
-        if (qs_vmc_bridge_get_channel_type(hub->ctx.bridges[i]) == type &&
-            qs_vmc_bridge_get_channel_id(hub->ctx.bridges[i]) == id) {
-            return TRUE;
+        QsVmcBridge *b = hub->ctx.bridges[i];
+        QsChannel *holder;
+
+        if (qs_vmc_bridge_get_channel_type(b) != info->channel_type ||
+            qs_vmc_bridge_get_channel_id(b) != info->channel_id) {
+            continue;
         }
+        holder = qs_vmc_bridge_get_channel(b);
+        if (holder && holder->session && holder->session->id != info->connection_id) {
+            g_message("%s: client %s refused: another client session holds it",
+                      qs_vmc_bridge_get_name(b), info->peer);
+            return SPICE_LINK_ERR_CHANNEL_NOT_AVAILABLE;
+        }
+        return SPICE_LINK_ERR_OK;
     }
-    return FALSE;
+    return SPICE_LINK_ERR_CHANNEL_NOT_AVAILABLE;
+}
+
+/* Said once a second at most: the peer has not shown a ticket yet. */
+static void refused_full(QsChannels *hub, const char *peer)
+{
+    gint64 now = g_get_monotonic_time();
+
+    if (now - hub->full_logged_us < G_USEC_PER_SEC) {
+        hub->full_unlogged++;
+        return;
+    }
+    g_message("client %s refused: %u sessions are connected, the most allowed "
+              "(--max-sessions)%s", peer, hub->sessions->len,
+              hub->full_unlogged ? "; more refusals since the last such line" : "");
+    hub->full_logged_us = now;
+    hub->full_unlogged = 0;
 }
 
 static SpiceLinkErr on_prepare(const QsLinkInfo *info, guint32 *caps,
@@ -204,8 +250,7 @@ static SpiceLinkErr on_prepare(const QsLinkInfo *info, guint32 *caps,
         /* Only the chardevs we were given; no LZ4 (SPICEVMC_CAP_DATA_COMPRESS_LZ4):
          * the bytes are the guest's, and compressing them is the client's
          * CPU for little on a LAN. */
-        return has_bridge(hub, info->channel_type, info->channel_id)
-                   ? SPICE_LINK_ERR_OK : SPICE_LINK_ERR_CHANNEL_NOT_AVAILABLE;
+        return bridge_link(hub, info);
     default:
         break;
     }
@@ -215,6 +260,14 @@ static SpiceLinkErr on_prepare(const QsLinkInfo *info, guint32 *caps,
     }
     switch (info->channel_type) {
     case SPICE_CHANNEL_MAIN:
+        /* A new client (a main link without a session id) when full: said
+         * at once, before its ticket, as a link error the client reports. */
+        if (info->connection_id == 0 && hub->when_full == QS_WHEN_FULL_REFUSE &&
+            hub->sessions->len >= hub->max_sessions) {
+            refused_full(hub, info->peer);
+            return SPICE_LINK_ERR_ERROR;
+        }
+        return SPICE_LINK_ERR_OK;
     case SPICE_CHANNEL_CURSOR:
         return SPICE_LINK_ERR_OK;
     case SPICE_CHANNEL_DISPLAY:
@@ -256,22 +309,17 @@ static SpiceLinkErr on_authorize(const QsLinkInfo *info, guint32 *session_id,
     QsChannels *hub = user_data;
 
     if (info->channel_type == SPICE_CHANNEL_MAIN) {
-        uint32_t id;
-
         /* A non-zero id on main is a migration target: not supported. */
         if (info->connection_id != 0) {
             return SPICE_LINK_ERR_BAD_CONNECTION_ID;
         }
-        do {
-            id = g_random_int();
-        } while (id == 0 || (hub->session && id == hub->session->id));
-        *session_id = id;
+        *session_id = qs_channels_new_session_id(hub);
         return SPICE_LINK_ERR_OK;
     }
-    if (!hub->session || info->connection_id != hub->session->id) {
+    if (!qs_channels_session(hub, info->connection_id)) {
         return SPICE_LINK_ERR_BAD_CONNECTION_ID;
     }
-    *session_id = hub->session->id;
+    *session_id = info->connection_id;
     return SPICE_LINK_ERR_OK;
 }
 
@@ -279,15 +327,15 @@ static void on_attach(QsConn *conn, gpointer user_data)
 {
     QsChannels *hub = user_data;
     const QsLinkInfo *info = qs_conn_get_link_info(conn);
+    QsSession *session;
 
     if (info->channel_type == SPICE_CHANNEL_MAIN) {
-        /* One client at a time: a newly authenticated main link wins. */
-        qs_session_free(g_steal_pointer(&hub->session), "replaced by a new client session");
-        hub->session = qs_session_new(&hub->ctx, info->session_id);
-        hub->session_since_us = g_get_real_time();
+        session = qs_channels_add_session(hub, info->session_id);
+    } else {
+        session = qs_channels_session(hub, info->session_id);
     }
-    if (hub->session && hub->session->id == info->session_id) {
-        qs_session_attach(hub->session, conn);
+    if (session) {
+        qs_session_attach(session, conn);
     } else {
         qs_conn_close(conn, "session ended during the link");
     }
@@ -314,8 +362,8 @@ void qs_channels_set_mouse_absolute(QsChannels *hub, gboolean absolute)
         return;
     }
     hub->ctx.mouse_absolute = absolute;
-    if (hub->session) {
-        qs_session_update_mouse_mode(hub->session, 0);
+    for (guint i = 0; i < hub->sessions->len; i++) {
+        qs_session_update_mouse_mode(g_ptr_array_index(hub->sessions, i), 0);
     }
 }
 
@@ -325,82 +373,16 @@ void qs_channels_set_modifiers(QsChannels *hub, uint16_t modifiers)
         return;
     }
     hub->ctx.modifiers = modifiers;
-    if (hub->session && hub->session->inputs) {
-        qs_inputs_channel_modifiers_changed(hub->session->inputs);
+    for (guint i = 0; i < hub->sessions->len; i++) {
+        QsSession *session = g_ptr_array_index(hub->sessions, i);
+
+        if (session->inputs) {
+            qs_inputs_channel_modifiers_changed(session->inputs);
+        }
     }
 }
 
 guint qs_channels_get_n_heads(QsChannels *hub)
 {
     return hub->ctx.n_heads;
-}
-
-uint32_t qs_channels_get_session_id(QsChannels *hub)
-{
-    return hub->session ? hub->session->id : 0;
-}
-
-void qs_client_info_free(QsClientInfo *info)
-{
-    if (info) {
-        g_free(info->address);
-        g_strfreev(info->channels);
-        g_free(info);
-    }
-}
-
-/* "display" for head 0 (as before heads), "display:N" for the others. */
-static void add_name(GPtrArray *names, QsChannel *ch, const char *type, guint id)
-{
-    if (ch) {
-        g_ptr_array_add(names, id ? g_strdup_printf("%s:%u", type, id) : g_strdup(type));
-    }
-}
-
-GPtrArray *qs_channels_list_clients(QsChannels *hub)
-{
-    GPtrArray *out = g_ptr_array_new_with_free_func(
-        (GDestroyNotify)qs_client_info_free);
-    QsSession *s = hub->session;
-    GPtrArray *names;
-    QsClientInfo *info;
-
-    if (!s || !s->main) {
-        return out;
-    }
-    info = g_new0(QsClientInfo, 1);
-    info->address = g_strdup(qs_conn_get_link_info(s->main->conn)->peer);
-    info->tls = qs_conn_get_link_info(s->main->conn)->tls;
-    info->since_us = hub->session_since_us;
-    names = g_ptr_array_new();
-    add_name(names, s->main, "main", 0);
-    for (guint i = 0; i < hub->ctx.n_heads; i++) {
-        add_name(names, s->displays[i], "display", i);
-    }
-    add_name(names, s->inputs, "inputs", 0);
-    for (guint i = 0; i < hub->ctx.n_heads; i++) {
-        add_name(names, s->cursors[i], "cursor", i);
-    }
-    add_name(names, s->playback, "playback", 0);
-    add_name(names, s->record, "record", 0);
-    for (guint i = 0; i < hub->ctx.n_bridges; i++) {
-        if (s->vmcs[i]) {
-            g_ptr_array_add(names, g_strdup_printf("port:%s",
-                                                   qs_vmc_bridge_get_name(hub->ctx.bridges[i])));
-        }
-    }
-    g_ptr_array_add(names, NULL);
-    info->channels = (char **)g_ptr_array_free(names, FALSE);
-    g_ptr_array_add(out, info);
-    return out;
-}
-
-guint qs_channels_drop_clients(QsChannels *hub, const char *reason)
-{
-    if (!hub->session) {
-        return 0;
-    }
-    qs_session_free(g_steal_pointer(&hub->session), reason);
-    qs_heap_trim_soon();
-    return 1;
 }

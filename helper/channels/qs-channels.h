@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* QsChannels: the SPICE channel layer's front door: server callbacks, one active session, qemu state in. */
+/* QsChannels: the SPICE channel layer's front door: server callbacks, the client sessions, qemu state in. */
 #pragma once
 
 #include <glib.h>
@@ -14,6 +14,25 @@ typedef struct QsChannels QsChannels;
  * Its screen (and cursor, input) must outlive the QsChannels. */
 typedef QsConsoleView QsChannelsHead;
 
+/*
+ * Several clients may watch one console at once, each in a session of its
+ * own (its own channels, its own display plan paced for its own link, over
+ * the shared screen). What a new client finds when max_sessions are
+ * already connected:
+ */
+typedef enum {
+    /* Its main link is answered SPICE_LINK_ERR_ERROR (before its ticket is
+     * read) and the helper logs why; the sessions keep serving. */
+    QS_WHEN_FULL_REFUSE,
+    /* Once its ticket is accepted, the oldest session ends ("replaced by a
+     * new client session"). With max_sessions 1: one viewer at a time, the
+     * newest wins, as qemu's own SPICE server does. */
+    QS_WHEN_FULL_REPLACE,
+} QsWhenFull;
+
+#define QS_CHANNELS_MAX_SESSIONS 16
+#define QS_CHANNELS_DEFAULT_SESSIONS 4
+
 typedef struct {
     const char *vm_name;        /* MAIN_NAME, or NULL */
     const char *vm_uuid;        /* "xxxxxxxx-xxxx-...", MAIN_UUID, or NULL */
@@ -27,6 +46,9 @@ typedef struct {
      * of the head the client names (MOUSE_POSITION display_id). */
     const QsChannelsHead *heads;
     guint n_heads;
+    /* 1..QS_CHANNELS_MAX_SESSIONS; 0 for QS_CHANNELS_DEFAULT_SESSIONS. */
+    guint max_sessions;
+    QsWhenFull when_full;
     /* qemu's chardevs bridged to spicevmc channels (<=
      * QS_CHANNELS_MAX_BRIDGES), each offered as the channel its bridge
      * names; taken, freed with the QsChannels. */
@@ -59,11 +81,11 @@ typedef struct {
 
 void qs_client_info_free(QsClientInfo *info);
 
-/* The connected clients (one session at a time: 0 or 1 entries), as a
- * GPtrArray of QsClientInfo that frees them. */
+/* The connected clients, oldest first, as a GPtrArray of QsClientInfo that
+ * frees them. */
 GPtrArray *qs_channels_list_clients(QsChannels *channels);
 
-/* Ends the client session, if any, telling why; returns how many ended. */
+/* Ends every client session, telling why; returns how many ended. */
 guint qs_channels_drop_clients(QsChannels *channels, const char *reason);
 
 /* qemu's sound output (qs-channels-audio.c). While audio is
@@ -89,5 +111,5 @@ void qs_channels_record_volume(QsChannels *channels, gboolean mute,
                                const uint8_t *volume, guint n);
 guint qs_channels_get_n_heads(QsChannels *channels);
 
-/* The active session id, 0 if none (tests, stats). */
+/* The newest session's id, 0 if none (tests, stats). */
 uint32_t qs_channels_get_session_id(QsChannels *channels);

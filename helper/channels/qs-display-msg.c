@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Builders of the display channel's server messages: surfaces, monitors, DRAW_COPY. */
 #include "channels/qs-msg.h"
-#include "encode/qs-wire.h"
+#include "channels/qs-image-msg.h"
+#include "channels/qs-wire.h"
 
 #include <spice/enums.h>
 
@@ -64,7 +65,7 @@ static GByteArray *draw_copy_header(uint32_t surface_id, int32_t x, int32_t y,
                                     const QsPixelRect *rect)
 {
     GByteArray *b = g_byte_array_sized_new(
-        (guint)(QS_DRAW_COPY_HEADER_SIZE + qs_enc_bitmap_size(rect->width, rect->height)));
+        (guint)(QS_DRAW_COPY_HEADER_SIZE + qs_image_bitmap_size(rect->width, rect->height)));
 
     qs_wire_u32(b, surface_id);
     put_rect(b, x, y, rect->width, rect->height);
@@ -86,7 +87,7 @@ GBytes *qs_msg_draw_copy(uint32_t surface_id, int32_t x, int32_t y,
                          uint64_t image_id, QsImageCodec *used)
 {
     GByteArray *b = draw_copy_header(surface_id, x, y, rect);
-    QsImageCodec got = qs_encode_image(codec, rect, image_id, b);
+    QsImageCodec got = qs_image_append(codec, rect, image_id, b);
 
     if (used) {
         *used = got;
@@ -102,8 +103,8 @@ GBytes *qs_msg_draw_copy_jpeg(uint32_t surface_id, int32_t x, int32_t y,
     GByteArray *b = draw_copy_header(surface_id, x, y, rect);
     QsImageCodec got = QS_IMAGE_CODEC_JPEG;
 
-    if (!qs_enc_jpeg_append(rect, image_id, quality, b)) {
-        got = qs_encode_image(fallback, rect, image_id, b);
+    if (!qs_image_jpeg_append(rect, image_id, quality, b)) {
+        got = qs_image_append(fallback, rect, image_id, b);
     }
     if (used) {
         *used = got;

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* PCM conversion to S16 stereo and the builders of the playback channel's messages. */
 #include "channels/qs-playback.h"
-#include "encode/qs-wire.h"
+#include "channels/qs-wire.h"
 
 #include <math.h>
 #include <string.h>

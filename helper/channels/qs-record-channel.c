@@ -197,7 +197,7 @@ QsChannel *qs_record_channel_new(QsSession *session, QsConn *conn)
     const QsRecordState *st = &session->ctx->record;
 
     send_volume(rc, &st->volume);
-    if (st->recording) {
+    if (st->recording && session->ctx->ops->may_record(session, session->ctx->owner)) {
         send_start(rc, st);
     }
     return &rc->base;

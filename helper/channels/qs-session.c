@@ -11,6 +11,7 @@ QsSession *qs_session_new(const QsChannelContext *ctx, uint32_t id)
 
     session->ctx = ctx;
     session->id = id;
+    session->since_us = g_get_real_time();
     session->mouse_mode = ctx->mouse_absolute ? SPICE_MOUSE_MODE_CLIENT
                                               : SPICE_MOUSE_MODE_SERVER;
     return session;

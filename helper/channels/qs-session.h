@@ -20,6 +20,7 @@ struct QsSession {
     QsChannel *record;          /* only while qemu takes recorded sound */
     QsChannel *vmcs[QS_CHANNELS_MAX_BRIDGES];   /* by the context's bridge index */
     uint16_t mouse_mode;        /* SPICE_MOUSE_MODE_SERVER or _CLIENT */
+    gint64 since_us;            /* wall clock when its main channel linked */
 };
 
 QsSession *qs_session_new(const QsChannelContext *ctx, uint32_t id);

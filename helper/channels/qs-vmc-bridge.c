@@ -128,6 +128,10 @@ gboolean qs_vmc_bridge_is_open(QsVmcBridge *b)
 
 void qs_vmc_bridge_attach(QsVmcBridge *b, QsChannel *ch)
 {
+    if (b->ch && b->ch != ch) {
+        /* Its closing detaches nothing: the bridge is no longer its. */
+        qs_channel_close(b->ch, "a newer channel took this chardev");
+    }
     b->ch = ch;
     /* writable fires when the client's queue falls below our mark. */
     qs_conn_set_queue_limits(ch->conn, QS_VMC_CLIENT_QUEUE, QS_CONN_DEFAULT_HARD_CAP);
@@ -141,6 +145,11 @@ void qs_vmc_bridge_detach(QsVmcBridge *b, QsChannel *ch)
         b->ch = NULL;
         steer(b);
     }
+}
+
+QsChannel *qs_vmc_bridge_get_channel(QsVmcBridge *b)
+{
+    return b->ch;
 }
 
 void qs_vmc_bridge_from_client(QsVmcBridge *b, const uint8_t *data, gsize len)

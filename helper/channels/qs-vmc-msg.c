@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* PORT_INIT and PORT_EVENT bodies, and the NAME=FD descriptors of --port-fd. */
 #include "channels/qs-vmc-msg.h"
-#include "encode/qs-wire.h"
+#include "channels/qs-wire.h"
 
 #include <limits.h>
 #include <string.h>

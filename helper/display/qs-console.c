@@ -317,18 +317,18 @@ static void on_size(GObject *obj, GParamSpec *pspec, gpointer data)
     uint32_t h = qemu_dbus_display1_console_get_height(console->proxy);
     g_autoptr(GError) error = NULL;
     gboolean refetch = FALSE;
+    uint32_t held_w, held_h;
 
     (void)obj, (void)pspec;
     g_mutex_lock(&sink->lock);
+    qs_console_sink_held(sink, &held_w, &held_h);
     sink->console_width = w;
     sink->console_height = h;
     /* qemu 7.2 shows some resizes only this way (qemu-dbus-display.md §6),
      * sometimes after the Updates of the new size, which the listener had
      * to refuse: then only a new listener's first Scanout restores them. */
-    if (sink->width && (sink->width != w || sink->height != h) && w && h &&
+    if (held_w && (held_w != w || held_h != h) && w && h &&
         qs_screen_resize(sink->screen, w, h, g_get_monotonic_time(), &error)) {
-        sink->width = w;
-        sink->height = h;
         refetch = sink->lost;
     }
     g_mutex_unlock(&sink->lock);
@@ -443,7 +443,6 @@ void qs_console_vanished(QsConsole *console)
     retire_current(console);
     g_mutex_lock(&console->sink.lock);
     qs_screen_disable(console->sink.screen);
-    console->sink.width = console->sink.height = 0;
     g_mutex_unlock(&console->sink.lock);
 }
 

@@ -48,8 +48,6 @@ static gboolean on_scanout(QemuDBusDisplay1Listener *skel,
         qs_surface_map_close(&c->map);
         if (qs_screen_scanout(sink->screen, width, height, stride, format, p,
                               n, g_get_monotonic_time(), &error)) {
-            sink->width = width;
-            sink->height = height;
             sink->lost = FALSE;
         } else {
             sink->lost = TRUE;
@@ -75,26 +73,27 @@ static void resize_if_announced(QsConsoleSink *sink, int32_t x, int32_t y,
                                 int32_t w, int32_t h, GError **error)
 {
     int64_t right = (int64_t)x + w, bottom = (int64_t)y + h;
+    uint32_t held_w, held_h;
 
+    qs_console_sink_held(sink, &held_w, &held_h);
     if (x < 0 || y < 0 || w <= 0 || h <= 0 ||
-        (right <= sink->width && bottom <= sink->height) ||
+        (right <= held_w && bottom <= held_h) ||
         right > sink->console_width || bottom > sink->console_height ||
-        (sink->console_width == sink->width &&
-         sink->console_height == sink->height)) {
+        (sink->console_width == held_w && sink->console_height == held_h)) {
         return;
     }
-    if (qs_screen_resize(sink->screen, sink->console_width,
-                         sink->console_height, g_get_monotonic_time(), error)) {
-        sink->width = sink->console_width;
-        sink->height = sink->console_height;
-    }
+    qs_screen_resize(sink->screen, sink->console_width, sink->console_height,
+                     g_get_monotonic_time(), error);
 }
 
 static gboolean outside(QsConsoleSink *sink, int32_t x, int32_t y, int32_t w,
                         int32_t h)
 {
-    return sink->width > 0 && x >= 0 && y >= 0 && w > 0 && h > 0 &&
-           ((int64_t)x + w > sink->width || (int64_t)y + h > sink->height);
+    uint32_t held_w, held_h;
+
+    qs_console_sink_held(sink, &held_w, &held_h);
+    return held_w > 0 && x >= 0 && y >= 0 && w > 0 && h > 0 &&
+           ((int64_t)x + w > held_w || (int64_t)y + h > held_h);
 }
 
 static gboolean on_update(QemuDBusDisplay1Listener *skel,
@@ -108,6 +107,7 @@ static gboolean on_update(QemuDBusDisplay1Listener *skel,
     const uint8_t *p = g_variant_get_fixed_array(data, &n, 1);
     QsConsoleSink *sink = c->sink;
     gboolean early = FALSE;
+    uint32_t held_w = 0, held_h = 0;
 
     handled(c, inv);
     g_mutex_lock(&sink->lock);
@@ -119,6 +119,7 @@ static gboolean on_update(QemuDBusDisplay1Listener *skel,
              * for a fresh Scanout when it does (see sink->lost). */
             sink->lost = TRUE;
             early = TRUE;
+            qs_console_sink_held(sink, &held_w, &held_h);
         } else if (!error) {
             qs_screen_update(sink->screen, x, y, w, h, stride, format, p, n,
                              g_get_monotonic_time(), &error);
@@ -133,7 +134,7 @@ static gboolean on_update(QemuDBusDisplay1Listener *skel,
         g_atomic_pointer_add(&c->early, 1);
         g_debug("%s: Update %dx%d at (%d,%d) outside the %ux%u surface, "
                 "waiting for qemu's resize", sink->name, w, h, x, y,
-                sink->width, sink->height);
+                held_w, held_h);
     } else if (error) {
         g_autofree char *what = g_strdup_printf(
             "Update %dx%d at (%d,%d) stride %u format 0x%x (%zu bytes)", w, h,
@@ -155,7 +156,6 @@ static gboolean on_disable(QemuDBusDisplay1Listener *skel,
     if (!is_retired(c)) {
         qs_surface_map_close(&c->map);
         qs_screen_disable(c->sink->screen);
-        c->sink->width = c->sink->height = 0;
     }
     g_mutex_unlock(&c->sink->lock);
     qemu_dbus_display1_listener_complete_disable(skel, inv);
@@ -263,8 +263,6 @@ static gboolean on_scanout_map(QemuDBusDisplay1ListenerUnixMap *skel,
         if (qs_screen_scanout(sink->screen, width, height, stride, format,
                               c->map.surface, c->map.surface_len,
                               g_get_monotonic_time(), &error)) {
-            sink->width = width;
-            sink->height = height;
             sink->lost = FALSE;
         } else {
             qs_surface_map_close(&c->map);
@@ -287,6 +285,14 @@ static gboolean on_scanout_map(QemuDBusDisplay1ListenerUnixMap *skel,
     return TRUE;
 }
 
+static gboolean map_is_held(QsConsoleSink *sink, const QsSurfaceMap *map)
+{
+    uint32_t held_w, held_h;
+
+    qs_console_sink_held(sink, &held_w, &held_h);
+    return map->width == held_w && map->height == held_h;
+}
+
 static gboolean on_update_map(QemuDBusDisplay1ListenerUnixMap *skel,
                               GDBusMethodInvocation *inv, gint x, gint y,
                               gint w, gint h, gpointer user_data)
@@ -304,7 +310,7 @@ static gboolean on_update_map(QemuDBusDisplay1ListenerUnixMap *skel,
     } else if (!c->map.base) {
         g_set_error(&error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
                     "no mapped surface");
-    } else if (c->map.width != sink->width || c->map.height != sink->height) {
+    } else if (!map_is_held(sink, &c->map)) {
         /* qemu's Width/Height change (main connection) overtook this last
          * update of the old surface (listener connection); the new surface
          * arrives as a ScanoutMap or Scanout of its own. */

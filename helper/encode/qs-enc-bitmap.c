@@ -1,10 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* SPICE_IMAGE_TYPE_BITMAP: uncompressed top-down 32-bit rows, the fallback everyone decodes. */
+/* Uncompressed pixels: a rectangle's rows packed, the fallback everyone decodes. */
 #include "encode/qs-encoder.h"
-#include "encode/qs-enc-private.h"
-#include "encode/qs-wire.h"
 
-#include <spice/enums.h>
 #include <string.h>
 
 gboolean qs_pixel_rect_valid(const QsPixelRect *rect)
@@ -15,37 +12,17 @@ gboolean qs_pixel_rect_valid(const QsPixelRect *rect)
            rect->stride >= (size_t)rect->width * 4;
 }
 
-void qs_enc_image_descriptor(GByteArray *out, uint64_t id, uint8_t type,
-                             uint32_t width, uint32_t height)
+size_t qs_enc_raw_size(uint32_t width, uint32_t height)
 {
-    qs_wire_u64(out, id);
-    qs_wire_u8(out, type);
-    qs_wire_u8(out, 0);         /* no CACHE_ME: we never use the pixmap cache */
-    qs_wire_u32(out, width);
-    qs_wire_u32(out, height);
+    return (size_t)width * height * 4;
 }
 
-size_t qs_enc_bitmap_size(uint32_t width, uint32_t height)
-{
-    return QS_BITMAP_HEADER_SIZE + (size_t)width * height * 4;
-}
-
-void qs_enc_bitmap_append(const QsPixelRect *rect, uint64_t id, GByteArray *out)
+void qs_enc_raw_append(const QsPixelRect *rect, GByteArray *out)
 {
     size_t row = (size_t)rect->width * 4;
-    size_t start;
+    size_t start = out->len;
 
     g_assert(qs_pixel_rect_valid(rect));
-    qs_enc_image_descriptor(out, id, SPICE_IMAGE_TYPE_BITMAP, rect->width,
-                            rect->height);
-    qs_wire_u8(out, SPICE_BITMAP_FMT_32BIT);
-    qs_wire_u8(out, SPICE_BITMAP_FLAGS_TOP_DOWN);
-    qs_wire_u32(out, rect->width);
-    qs_wire_u32(out, rect->height);
-    qs_wire_u32(out, (uint32_t)row);    /* rows are packed on the wire */
-    qs_wire_u32(out, 0);                /* palette pointer: none for 32BIT */
-
-    start = out->len;
     g_byte_array_set_size(out, (guint)(start + row * rect->height));
     for (uint32_t y = 0; y < rect->height; y++) {
         memcpy(out->data + start + row * y, rect->pixels + rect->stride * y, row);

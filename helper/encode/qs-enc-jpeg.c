@@ -1,11 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* SPICE_IMAGE_TYPE_JPEG: one baseline JFIF of a 32-bit xRGB rectangle, compressed by TurboJPEG. */
+/* JPEG: one baseline JFIF of a 32-bit xRGB rectangle, compressed by TurboJPEG. */
 #include "encode/qs-encoder.h"
 #include "encode/qs-enc-jpeg.h"
-#include "encode/qs-enc-private.h"
-#include "encode/qs-wire.h"
 
-#include <spice/enums.h>
 #include <turbojpeg.h>
 
 /*
@@ -40,12 +37,10 @@ gboolean qs_enc_jpeg_compress(tjhandle tj, const QsPixelRect *rect, int quality,
     return TRUE;
 }
 
-gboolean qs_enc_jpeg_append(const QsPixelRect *rect, uint64_t id, int quality,
+gboolean qs_enc_jpeg_append(const QsPixelRect *rect, int quality, size_t limit,
                             GByteArray *out)
 {
-    size_t limit = qs_enc_bitmap_size(rect->width, rect->height);
     size_t start = out->len;
-    size_t size_at;
     tjhandle tj;
     gboolean ok;
 
@@ -54,16 +49,11 @@ gboolean qs_enc_jpeg_append(const QsPixelRect *rect, uint64_t id, int quality,
     if (!tj) {
         return FALSE;
     }
-    qs_enc_image_descriptor(out, id, SPICE_IMAGE_TYPE_JPEG, rect->width,
-                            rect->height);
-    size_at = out->len;
-    qs_wire_u32(out, 0);                        /* data_size, patched below */
     ok = qs_enc_jpeg_compress(tj, rect, quality, out);
     tjDestroy(tj);
-    if (!ok || out->len - start >= limit) {
+    if (ok && out->len - start >= limit) {
         g_byte_array_set_size(out, (guint)start);
-        return FALSE;
+        ok = FALSE;
     }
-    qs_wire_set_u32(out, size_at, (uint32_t)(out->len - size_at - 4));
-    return TRUE;
+    return ok;
 }

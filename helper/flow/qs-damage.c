@@ -1,14 +1,13 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* One client's not-yet-sent damage and per-block heat, in 16x16 blocks. */
+/* One client's not-yet-sent damage, in 16x16 blocks. */
 #include "flow/qs-damage.h"
 
 #include <string.h>
 
 /*
- * Nine bytes per block (1 Mi blocks, 9 MiB, at the 16384 x 16384 limit).
- * Heat is a streak of consecutive 50 ms epochs with damage: qemu delivers a
- * 30 fps animation at least once per epoch, a person typing does not keep
- * one block changing every 50 ms for 400 ms.
+ * Six bytes per block (1 Mi blocks, 6 MiB, at the 16384 x 16384 limit).
+ * Heat is not kept here: it is the screen's (qs-screen.h), counted once for
+ * every client when qemu delivers a change.
  */
 
 struct QsDamage {
@@ -16,8 +15,6 @@ struct QsDamage {
     uint32_t cols, rows;
     uint8_t *dirty;
     uint8_t *excluded;
-    uint8_t *streak;
-    uint16_t *epoch;
     uint32_t *since_ms;
     uint32_t *row_dirty;
     uint64_t n_dirty;
@@ -42,8 +39,6 @@ QsDamage *qs_damage_new(uint32_t width, uint32_t height)
     d->dirty = g_malloc(n);
     memset(d->dirty, 1, n);
     d->excluded = g_malloc0(n);
-    d->streak = g_malloc0(n);
-    d->epoch = g_new0(uint16_t, n);
     d->since_ms = g_new0(uint32_t, n);
     d->row_dirty = g_new(uint32_t, d->rows);
     for (uint32_t r = 0; r < d->rows; r++) {
@@ -61,8 +56,6 @@ void qs_damage_free(QsDamage *d)
     }
     g_free(d->dirty);
     g_free(d->excluded);
-    g_free(d->streak);
-    g_free(d->epoch);
     g_free(d->since_ms);
     g_free(d->row_dirty);
     g_free(d);
@@ -109,20 +102,12 @@ static void clear_dirty(QsDamage *d, size_t i, uint32_t row)
 void qs_damage_add_block(QsDamage *d, uint32_t col, uint32_t row,
                          int64_t now_us)
 {
-    uint16_t e = (uint16_t)(now_us / QS_DAMAGE_EPOCH_US);
     size_t i;
 
     if (col >= d->cols || row >= d->rows) {
         return;
     }
     i = idx(d, col, row);
-    /* Heat counts even under a stream: the stream logic ends on coldness. */
-    if (d->streak[i] == 0 || (uint16_t)(e - d->epoch[i]) > 1) {
-        d->streak[i] = 1;
-    } else if (e != d->epoch[i] && d->streak[i] < UINT8_MAX) {
-        d->streak[i]++;
-    }
-    d->epoch[i] = e;
     if (!d->excluded[i]) {
         set_dirty(d, i, row, now_us);
     }
@@ -149,20 +134,6 @@ void qs_damage_add_rect(QsDamage *d, const QsRect *r, int64_t now_us)
 gboolean qs_damage_is_dirty(const QsDamage *d, uint32_t col, uint32_t row)
 {
     return col < d->cols && row < d->rows && d->dirty[idx(d, col, row)];
-}
-
-gboolean qs_damage_is_hot(const QsDamage *d, uint32_t col, uint32_t row,
-                          int64_t now_us)
-{
-    uint16_t e = (uint16_t)(now_us / QS_DAMAGE_EPOCH_US);
-    size_t i;
-
-    if (col >= d->cols || row >= d->rows) {
-        return FALSE;
-    }
-    i = idx(d, col, row);
-    return d->streak[i] >= QS_DAMAGE_HOT_EPOCHS &&
-           (uint16_t)(e - d->epoch[i]) <= 1;
 }
 
 uint32_t qs_damage_since_ms(const QsDamage *d, uint32_t col, uint32_t row)

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* One client's not-yet-sent damage and per-block heat, in 16x16 blocks. */
+/* One client's not-yet-sent damage, in 16x16 blocks. */
 #pragma once
 
 #include <glib.h>
@@ -10,15 +10,11 @@
 /*
  * A set of blocks, not a list of updates: damaging a block twice before it is
  * sent leaves one dirty bit, so there is no queue of stale frames to drain.
- * Heat is counted when damage arrives (qemu's rate), never when we send, so
- * a slow link cannot hide an animation (a prototype that counted sends
- * never streamed an animation behind a link too slow for its first frames).
+ * How often a block changes (heat) is the screen's, not this map's.
  */
 
 #define QS_DAMAGE_BLOCK 16
 #define QS_DAMAGE_MAX_SIDE 16384
-#define QS_DAMAGE_EPOCH_US 50000     /* heat resolution */
-#define QS_DAMAGE_HOT_EPOCHS 8       /* damaged in 8 consecutive epochs: hot */
 
 typedef struct QsDamage QsDamage;
 
@@ -34,13 +30,11 @@ uint32_t qs_damage_height(const QsDamage *damage);
 
 /* Marks the blocks a pixel rectangle touches; clipped to the surface. */
 void qs_damage_add_rect(QsDamage *damage, const QsRect *rect, int64_t now_us);
-/* One block: marks it dirty (unless excluded) and counts heat. */
+/* One block: marks it dirty (unless excluded). */
 void qs_damage_add_block(QsDamage *damage, uint32_t col, uint32_t row,
                          int64_t now_us);
 
 gboolean qs_damage_is_dirty(const QsDamage *damage, uint32_t col, uint32_t row);
-gboolean qs_damage_is_hot(const QsDamage *damage, uint32_t col, uint32_t row,
-                          int64_t now_us);
 /* ms clock (wrapping) of the oldest damage still pending in the block. */
 uint32_t qs_damage_since_ms(const QsDamage *damage, uint32_t col, uint32_t row);
 uint64_t qs_damage_dirty_count(const QsDamage *damage);
@@ -48,8 +42,7 @@ uint32_t qs_damage_row_dirty(const QsDamage *damage, uint32_t row);
 /* Bumped by every change to the dirty set or the exclusion mask. */
 uint64_t qs_damage_generation(const QsDamage *damage);
 
-/* Marks a block rectangle dirty again without counting heat (a picked item
- * that was not sent). */
+/* Marks a block rectangle dirty again (a picked item that was not sent). */
 void qs_damage_mark_blocks(QsDamage *damage, uint32_t col, uint32_t row,
                            uint32_t cols, uint32_t rows, int64_t now_us);
 /* Block rectangle [col, col+cols) x [row, row+rows): clear dirty bits. */

@@ -109,6 +109,11 @@ void qs_display_plan_damage(QsDisplayPlan *plan, QsScreenDamage *damage, int64_t
         return;
     }
     if (damage->blocks_x != plan->images.cols || damage->blocks_y != plan->images.rows) {
+        /* The screen and the plan grid one surface in the same 16x16
+         * blocks; a mismatch is a bug, and its damage cannot be placed. */
+        g_warning_once("display: damage of %ux%u blocks for a %ux%u surface held as %ux%u "
+                       "blocks; dropped", damage->blocks_x, damage->blocks_y, plan->width,
+                       plan->height, plan->images.cols, plan->images.rows);
         return;
     }
     qs_plan_images_damage(plan, damage);

@@ -140,7 +140,9 @@ gboolean qs_display_plan_tick(QsDisplayPlan *plan, int64_t now_us)
             qs_plan_stream_end(plan, i, TRUE, now_us);
         }
     }
-    return now_us - st->last_heat_us >= QS_STREAM_DETECT_US && (st->mjpeg_ok || st->h264_ok);
+    /* Wanted without a video codec too: the scheduler's hot blocks are the
+     * screen's. */
+    return now_us - st->last_heat_us >= QS_STREAM_DETECT_US;
 }
 
 void qs_display_plan_heat(QsDisplayPlan *plan, QsScreenHeat *heat, int64_t now_us)
@@ -150,10 +152,15 @@ void qs_display_plan_heat(QsDisplayPlan *plan, QsScreenHeat *heat, int64_t now_u
     guint n;
 
     st->last_heat_us = now_us;
+    qs_scheduler_set_heat(plan->sched, NULL);
     g_clear_pointer(&st->heat, qs_screen_heat_free);
     st->heat = heat;
     if (!heat->counts || heat->serial != plan->serial || heat->width != plan->width ||
         heat->height != plan->height) {
+        return;
+    }
+    qs_scheduler_set_heat(plan->sched, heat);
+    if (!st->mjpeg_ok && !st->h264_ok) {
         return;
     }
     n = heat->blocks_x * heat->blocks_y;

@@ -30,6 +30,7 @@ void qs_plan_streams_clear(QsDisplayPlan *plan)
     for (guint i = 0; i < QS_PLAN_MAX_STREAMS; i++) {
         g_clear_pointer(&plan->streams.slot[i], g_free);
     }
+    qs_scheduler_set_heat(plan->sched, NULL);
     g_clear_pointer(&plan->streams.heat, qs_screen_heat_free);
 }
 

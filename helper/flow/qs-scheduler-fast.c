@@ -4,15 +4,13 @@
 
 #include <string.h>
 
-static gboolean is_cold_dirty(const QsScheduler *s, uint32_t c, uint32_t r,
-                              int64_t now_us)
+static gboolean is_cold_dirty(const QsScheduler *s, uint32_t c, uint32_t r)
 {
-    return qs_damage_is_dirty(s->damage, c, r) &&
-           !qs_damage_is_hot(s->damage, c, r, now_us);
+    return qs_damage_is_dirty(s->damage, c, r) && !qs_scheduler_hot(s, c, r);
 }
 
 static void flood(QsScheduler *s, uint32_t c0, uint32_t r0, uint32_t lab,
-                  int64_t now_us, uint32_t now_ms, Cand *out)
+                  uint32_t now_ms, Cand *out)
 {
     uint32_t cols = qs_damage_cols(s->damage), rows = qs_damage_rows(s->damage);
     uint32_t c1 = c0, r1 = r0, oldest_age = 0;
@@ -46,7 +44,7 @@ static void flood(QsScheduler *s, uint32_t c0, uint32_t r0, uint32_t lab,
             }
             ni = (uint32_t)nr * cols + (uint32_t)nc;
             if (s->label[ni] != lab &&
-                is_cold_dirty(s, (uint32_t)nc, (uint32_t)nr, now_us)) {
+                is_cold_dirty(s, (uint32_t)nc, (uint32_t)nr)) {
                 s->label[ni] = lab;
                 g_array_append_val(s->stack, ni);
             }
@@ -69,16 +67,15 @@ void qs_scheduler_find_fast(QsScheduler *s, int64_t now_us)
 {
     uint32_t cols = qs_damage_cols(s->damage), rows = qs_damage_rows(s->damage);
     uint32_t now_ms = (uint32_t)(now_us / 1000);
-    int64_t epoch = now_us / QS_DAMAGE_EPOCH_US;
     uint32_t lab;
 
-    /* Our own clears never create a candidate, only damage or time does. */
-    if (s->fast_valid && s->fast_gen == s->add_gen && s->fast_epoch == epoch) {
+    /* Our own clears never create a candidate, only damage or heat does. */
+    if (s->fast_valid && s->fast_gen == s->add_gen && s->fast_heat_gen == s->heat_gen) {
         return;
     }
     s->fast_valid = TRUE;
     s->fast_gen = s->add_gen;
-    s->fast_epoch = epoch;
+    s->fast_heat_gen = s->heat_gen;
     g_array_set_size(s->fast, 0);
     /* A fresh mark per pass avoids clearing the map each time. */
     if (++s->pass == 0) {
@@ -93,10 +90,10 @@ void qs_scheduler_find_fast(QsScheduler *s, int64_t now_us)
         for (uint32_t c = 0; c < cols; c++) {
             Cand cand;
 
-            if (s->label[r * cols + c] == lab || !is_cold_dirty(s, c, r, now_us)) {
+            if (s->label[r * cols + c] == lab || !is_cold_dirty(s, c, r)) {
                 continue;
             }
-            flood(s, c, r, lab, now_us, now_ms, &cand);
+            flood(s, c, r, lab, now_ms, &cand);
             if ((uint64_t)cand.cols * cand.rows <= QS_SCHED_FAST_MAX_BLOCKS) {
                 g_array_append_val(s->fast, cand);
             }

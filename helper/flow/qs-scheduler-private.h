@@ -34,9 +34,11 @@ struct QsScheduler {
     uint32_t *sent_ms;                /* per block: last pick, ms | 1; 0 never */
     uint32_t cur_col[2], cur_row[2];  /* sweep cursors: [fresh, busy] */
 
+    const QsScreenHeat *heat;         /* borrowed: qs_scheduler_set_heat() */
     uint64_t add_gen;                 /* bumped by damage additions */
+    uint64_t heat_gen;                /* bumped by qs_scheduler_set_heat() */
     uint64_t fast_gen;
-    int64_t fast_epoch;
+    uint64_t fast_heat_gen;
     gboolean fast_valid;
     GArray *fast;                     /* Cand, oldest first */
     uint32_t *label;                  /* flood-fill marks, one pass number */
@@ -46,9 +48,19 @@ struct QsScheduler {
     StreamHint streams[QS_SCHED_MAX_STREAMS];
 };
 
+/* Hot as of the last heat the plan gave (the screen's own definition,
+ * qs-screen.h); nothing is hot without one. */
+static inline gboolean qs_scheduler_hot(const QsScheduler *s, uint32_t c, uint32_t r)
+{
+    const QsScreenHeat *h = s->heat;
+
+    return h && c < h->blocks_x && r < h->blocks_y &&
+           h->hot[(size_t)r * h->blocks_x + c];
+}
+
 /* qs-scheduler-fast.c */
 /* The fast lane's candidates as of now (cached until damage or the heat
- * epoch changes), oldest first, in s->fast. */
+ * changes), oldest first, in s->fast. */
 void qs_scheduler_find_fast(QsScheduler *s, int64_t now_us);
 /* Some block of c is still dirty. */
 gboolean qs_scheduler_cand_has_dirty(const QsScheduler *s, const Cand *c);

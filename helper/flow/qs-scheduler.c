@@ -26,11 +26,12 @@
  *    is at most QS_SCHED_FAST_MAX_BLOCKS (64 blocks = 16384 px: a 96x96 key
  *    box even unaligned, 112x112 = 49 blocks; a cursor; a 1000x16 text line)
  *    is fast lane: it goes before any bulk item, oldest first, and is never
- *    split. Everything else is bulk. Cold means not damaged in each of the
- *    last 8 epochs of 50 ms (qs-damage), counted when damage arrives, at
- *    qemu's rate: typing and clicks stay cold, a 30 fps animation is hot
- *    after 0.4 s. A small *hot* region (a spinner) is bulk: sending it first
- *    at 30 Hz could starve everything else.
+ *    split. Everything else is bulk. Hot is the screen's heat
+ *    (qs-screen.h; counted when qemu delivers a change, never when we send):
+ *    8 changes within a second and one in the last 200 ms. Typing and
+ *    clicks stay cold, a 30 fps animation is hot from its 8th frame. A small
+ *    *hot* region (a spinner) is bulk: sending it first at 30 Hz could
+ *    starve everything else.
  * 3. Bands. Bulk goes in rectangles of whole blocks, up to 4 block rows
  *    (64 px) high, sized to the pacer's band (BDP/4 within 4-64 KiB: 9.7 KiB
  *    at 2 Mbit/150 ms, 25 KiB at 10 Mbit/80 ms, 4 KiB on a LAN). Short bands
@@ -61,10 +62,11 @@
  *
  * Checked on tests/unit/flow/test-flow-link.c's simulated links with the
  * same activity (640x480 noise at 30 Hz, 1-3 B/px; 96x96 key box),
- * 24 key presses per link, first byte of the key box onto the wire:
- * 2 Mbit/150 ms p50 18 ms, max 48 ms (bound RTT/2 + its own serialisation
- * + 5 ms = 121 ms); 10 Mbit/80 ms p50 9 ms, max 23 ms (bound 53 ms);
- * 1 Gbit/0.2 ms max 0.2 ms; socket at most 1.69 BDP including the band that
+ * 24 key presses per link and 3 seeds, first byte of the key box onto the
+ * wire: 2 Mbit/150 ms p50 22 ms, max 72 ms (bound RTT/2 + its own
+ * serialisation + 5 ms = 121 ms); 10 Mbit/80 ms p50 6 ms, max 38 ms (bound
+ * 53 ms);
+ * 1 Gbit/0.2 ms max 0.2 ms; socket at most 1.70 BDP including the band that
  * overshoots (bound 1.5 BDP + one band); 95-96 % link use after startup.
  */
 
@@ -116,8 +118,20 @@ gboolean qs_scheduler_reset(QsScheduler *s, uint64_t serial, uint32_t width,
     memset(s->cur_col, 0, sizeof(s->cur_col));
     memset(s->cur_row, 0, sizeof(s->cur_row));
     s->fast_valid = FALSE;
+    s->heat = NULL;
     s->add_gen++;
     return TRUE;
+}
+
+void qs_scheduler_set_heat(QsScheduler *s, const QsScreenHeat *heat)
+{
+    /* A heat of another grid is another surface's: nothing is hot then. */
+    if (heat && (!s->damage || !heat->hot || heat->blocks_x != qs_damage_cols(s->damage) ||
+                 heat->blocks_y != qs_damage_rows(s->damage))) {
+        heat = NULL;
+    }
+    s->heat = heat;
+    s->heat_gen++;
 }
 
 uint64_t qs_scheduler_surface_serial(const QsScheduler *s)
@@ -166,11 +180,10 @@ gboolean qs_scheduler_add_blocks(QsScheduler *s, const uint8_t *map,
  * cost per pixel (content tends to stay put), else a guess. Hot
  * content changes between two sends of a block, so for it the class's
  * high-water guess is a floor. */
-static uint32_t block_cost(const QsScheduler *s, uint32_t c, uint32_t r,
-                           int64_t now_us)
+static uint32_t block_cost(const QsScheduler *s, uint32_t c, uint32_t r)
 {
     uint8_t m = s->cost[(size_t)r * qs_damage_cols(s->damage) + c];
-    gboolean hot = qs_damage_is_hot(s->damage, c, r, now_us);
+    gboolean hot = qs_scheduler_hot(s, c, r);
     /* Never-sent blocks are assumed noisy: what the rest of the screen
      * cost says nothing about them, and an underestimate overfills. */
     uint32_t bpp = m ? m * (BPP_ONE / 32) : MAX(s->bpp[hot], BPP_INITIAL);
@@ -182,13 +195,13 @@ static uint32_t block_cost(const QsScheduler *s, uint32_t c, uint32_t r,
     return BLOCK_PX * bpp / BPP_ONE;
 }
 
-static uint64_t rect_cost(const QsScheduler *s, const Cand *c, int64_t now_us)
+static uint64_t rect_cost(const QsScheduler *s, const Cand *c)
 {
     uint64_t sum = QS_SCHED_ITEM_OVERHEAD;
 
     for (uint32_t r = c->row; r < c->row + c->rows; r++) {
         for (uint32_t k = c->col; k < c->col + c->cols; k++) {
-            sum += block_cost(s, k, r, now_us);
+            sum += block_cost(s, k, r);
         }
     }
     return sum;
@@ -202,7 +215,7 @@ static gboolean busy_block(const QsScheduler *s, uint32_t c, uint32_t r,
 {
     uint32_t sent = s->sent_ms[(size_t)r * qs_damage_cols(s->damage) + c];
 
-    return qs_damage_is_hot(s->damage, c, r, now_us) ||
+    return qs_scheduler_hot(s, c, r) ||
            (sent && (uint32_t)(now_us / 1000) - sent < QS_SCHED_RESEND_MS);
 }
 
@@ -240,7 +253,7 @@ static gboolean find_band(QsScheduler *s, gboolean busy, uint64_t room,
                 continue;
             }
             /* Run right over the class, bridging single other blocks. */
-            sum = block_cost(s, c, r, now_us);
+            sum = block_cost(s, c, r);
             end = c + 1;
             while (end < cols) {
                 uint32_t step = 0;
@@ -253,7 +266,7 @@ static gboolean find_band(QsScheduler *s, gboolean busy, uint64_t room,
                     step = 2;
                 }
                 for (uint32_t x = end; x < end + step; x++) {
-                    add += block_cost(s, x, r, now_us);
+                    add += block_cost(s, x, r);
                 }
                 if (step == 0 || sum + add > room) {
                     break;
@@ -268,7 +281,7 @@ static gboolean find_band(QsScheduler *s, gboolean busy, uint64_t room,
 
                 for (uint32_t x = c; x < end; x++) {
                     n += dirty_of(s, x, r + kr, busy, now_us);
-                    add += block_cost(s, x, r + kr, now_us);
+                    add += block_cost(s, x, r + kr);
                 }
                 if (n * 2 < end - c || sum + add > room) {
                     break;
@@ -289,7 +302,7 @@ static void fill_item(QsScheduler *s, const Cand *c, QsLane lane,
                                       c->rows);
     item->lane = lane;
     item->hot = hot;
-    item->est_bytes = (uint32_t)MIN(rect_cost(s, c, now_us), UINT32_MAX);
+    item->est_bytes = (uint32_t)MIN(rect_cost(s, c), UINT32_MAX);
     item->surface_serial = s->serial;
     qs_damage_clear_blocks(s->damage, c->col, c->row, c->cols, c->rows);
     for (uint32_t r = c->row; r < c->row + c->rows; r++) {
@@ -327,7 +340,7 @@ QsPick qs_scheduler_next(QsScheduler *s, int64_t now_us,
 
             if (find_band(s, busy, room, now_us, &c)) {
                 fill_item(s, &c, QS_LANE_BULK,
-                          qs_damage_is_hot(s->damage, c.col, c.row, now_us),
+                          qs_scheduler_hot(s, c.col, c.row),
                           now_us, item);
                 /* Resume on the band's last row, right of it: resuming on
                  * its first row would resend the rows below it whenever

@@ -7,6 +7,7 @@
 
 #include "flow/qs-damage.h"
 #include "flow/qs-pacer.h"
+#include "screen/qs-screen.h"
 
 /*
  * The scheduler holds regions, never pixels: an item names a rectangle whose
@@ -57,13 +58,18 @@ uint64_t qs_scheduler_surface_serial(const QsScheduler *sched);
 /* Damage as pixel rectangles (clipped) or as the screen's block map
  * (QsScreenDamage.damaged: one byte per 16x16 block, non-zero = changed,
  * `cols` x `rows` with `stride` bytes per row); FALSE if the map does not
- * match the surface. Heat is counted here, so feed damage every time the
- * screen reports a change, not only when about to send. */
+ * match the surface. */
 void qs_scheduler_add_rect(QsScheduler *sched, const QsRect *rect,
                            int64_t now_us);
 gboolean qs_scheduler_add_blocks(QsScheduler *sched, const uint8_t *map,
                                  uint32_t cols, uint32_t rows, size_t stride,
                                  int64_t now_us);
+
+/* The screen's heat (qs_screen_heat_snapshot), which says which blocks are
+ * hot: a hot block is never fast lane and is swept as busy. Borrowed until
+ * the next call or reset; NULL, or a heat of another block grid, makes
+ * nothing hot. */
+void qs_scheduler_set_heat(QsScheduler *sched, const QsScreenHeat *heat);
 
 /* The next item that fits `budget` (see QsPick). Picking clears the item's
  * blocks: damage arriving later marks them again. */

@@ -23,8 +23,9 @@ display and the port.
 
 In both, meanwhile, the same session's display channel keeps receiving the
 guest's animation, qemu answers QMP within 1 s, and the helper logs no
-error; afterwards a new client takes the session over and its display gets
-the animation, and the flooding client's port channel is closed by the
+error; afterwards a new client takes the session over (the helper runs
+with --max-sessions 1 --when-full replace) and its display gets the
+animation, and the flooding client's port channel is closed by the
 helper. (The new client is a raw one too: qs-test-client built with ASan
 reports a 16 KiB "leak" once spice-gtk registers its port channel type,
 GLib's first quark array, which GLib keeps on purpose when the table grows
@@ -101,7 +102,10 @@ class PortVm:
             "-device", f"virtserialport,bus=qsports.0,chardev=qsflood,name={PORT}"])
         self.q.wait_serial(r"ECHO waiting", timeout=120)
         self.chardev = connect_chardev(self.path)
-        self.serving = serving(helper_binary, self.q, "--disable-ticketing", "--port-fd",
+        # One client at a time, the newest winning: a new client takes the
+        # flooding one's session over.
+        self.serving = serving(helper_binary, self.q, "--disable-ticketing",
+                               "--max-sessions", "1", "--when-full", "replace", "--port-fd",
                                f"{PORT}={self.chardev.fileno()}",
                                pass_fds=[self.chardev.fileno()])
 

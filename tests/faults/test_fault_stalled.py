@@ -19,9 +19,9 @@ Both are raw clients (spice_raw.py) linked on main and display.
   400 messages, then the PING timer's one a second), with the same RSS and
   QMP checks for 10 s (30 s with --long).
 
-The helper serves one client at a time and a new main link replaces the
-old session (tests/integration/test_serve_hostile.py), so "a second client
-at the same time" takes the session over: it must get updates and, with the
+The helper runs with --max-sessions 1 --when-full replace (one client at a
+time, a new main link replaces the old session), so "a second client at
+the same time" takes the session over: it must get updates and, with the
 guest stopped, qemu's exact picture, and the misbehaving client's sockets
 must be closed by the helper (EOF within CLOSE_TIMEOUT although it never
 read), not left open.
@@ -161,7 +161,8 @@ def raw_served(qemu_factory, guest, helper_binary, **session_args):
     raw, when the link began); all of them closed afterwards."""
     q = busy_guest(qemu_factory, guest)
     try:
-        with serving(helper_binary, q, "--disable-ticketing") as (h, port):
+        with serving(helper_binary, q, "--disable-ticketing", "--max-sessions", "1",
+                     "--when-full", "replace") as (h, port):
             linked = time.monotonic()
             raw = Session(port, **session_args)
             try:

@@ -1,7 +1,10 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 """The libvirt hook (libvirt-hooks/qemu-spice) in a real libvirtd: installed
-in /etc/libvirt/hooks/qemu.d/, libvirtd restarted, then 'virsh start' brings
-a helper up for an opted-in domain and 'virsh destroy' takes it down."""
+in the qemu.d/ of the harness's libvirtd (which sees a private directory as
+/etc/libvirt/hooks, so a qemu-spice hook installed on the host neither
+runs for these domains nor is touched), libvirtd restarted, then 'virsh
+start' brings a helper up for an opted-in domain and 'virsh destroy' takes
+it down."""
 
 import os
 import time
@@ -15,12 +18,9 @@ from serve_support import require_tool
 from test_launcher_spice import wait_guest_ready
 from test_serve_viewers import remote_viewer_sight
 
-from test_launcher_libvirt import (NS, LauncherEnv, metadata, pid_alive,
+from test_launcher_libvirt import (OPT_IN, LauncherEnv, metadata, pid_alive,
                                    start_domain, wait_for)
 
-HOOK_DIR = Path("/etc/libvirt/hooks/qemu.d")
-HOOK = HOOK_DIR / "qemu-spice"
-OPT_IN = f"<metadata><qemu-spice:console xmlns:qemu-spice='{NS}' autostart='yes'/></metadata>"
 
 
 @pytest.fixture
@@ -44,19 +44,20 @@ def hook_installed(libvirtd, paths, env):
     env.conf = etc / "qemu-spice" / "qemu-spice.conf"
     env.write_conf()
     template = (paths.repo / "libvirt-hooks" / "qemu-spice").read_text()
-    if HOOK.exists():
-        env.cleanup()
-        pytest.fail(f"{HOOK} exists already; not overwriting it")
-    HOOK_DIR.mkdir(parents=True, exist_ok=True)
-    HOOK.write_text(template.replace("@BINDIR@", str(env.launcher.parent))
+    hook = Path(libvirtd.hooks_dir) / "qemu.d" / "qemu-spice"
+    hook.write_text(template.replace("@BINDIR@", str(env.launcher.parent))
                     .replace("@SYSCONFDIR@", str(etc)))
-    os.chmod(HOOK, 0o755)
+    os.chmod(hook, 0o755)
     try:
         libvirtd.stop()
         libvirtd.start()
+        # libvirtd reads the private directory as /etc/libvirt/hooks
+        with open(f"/proc/{libvirtd.pids['libvirtd']}/mountinfo") as f:
+            mounts = [line.split()[4] for line in f]
+        assert libvirtd.HOST_HOOKS in mounts, mounts
         yield libvirtd, env
     finally:
-        HOOK.unlink()
+        hook.unlink()
         env.cleanup()
 
 
@@ -68,6 +69,11 @@ def test_hook_starts_and_stops_helper(hooked_libvirtd, guest):
     started = time.monotonic() - t0
     # define + start returned promptly: the hook did not wait for the helper
     assert started < 10, started
+    # from the moment 'virsh start' returns: starting (4) or attached (0)
+    res = env.run("status", name)
+    assert res.returncode in (4, 0), (res.returncode, res.stdout, res.stderr)
+    if res.returncode == 4:
+        assert res.stdout.startswith(f"{name}: starting (the libvirt hook's launcher"), res.stdout
     st = wait_for(lambda: (s := env.state(name)) and pid_alive(s["helper_pid"]) and s,
                   30, "the hook-started helper")
     rep = env.probe_report(name, st["helper_pid"])
@@ -84,7 +90,9 @@ def test_hook_starts_and_stops_helper(hooked_libvirtd, guest):
 
     libvirtd.virsh("destroy", name)
     wait_for(lambda: env.run_files() == [], 15, "the state files to go")
-    assert not pid_alive(st["helper_pid"]) and not pid_alive(st["monitor_pid"])
+    # the monitor removes the files, then exits (slower under ASan and load)
+    wait_for(lambda: not pid_alive(st["helper_pid"]) and not pid_alive(st["monitor_pid"]),
+             5, "the helper and its monitor to exit")
     assert env.helper_pids() == []
     # the opt-in stays, the console is gone
     assert metadata(libvirtd, name, config=True) == '<console autostart="yes"/>'

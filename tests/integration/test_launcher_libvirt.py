@@ -9,6 +9,8 @@ launcher's contract independently of the real helper; test_launcher_spice.py
 runs the real one. The domains boot the test guest under TCG."""
 
 import json
+import errno
+import ipaddress
 import math
 import os
 import pwd
@@ -28,6 +30,7 @@ from harness import procs
 URI = "qemu:///system"
 NS = "https://qemu-spice.org/xmlns/console/1"
 PORTS = (47100, 47109)
+OPT_IN = f"<metadata><qemu-spice:console xmlns:qemu-spice='{NS}' autostart='yes'/></metadata>"
 
 PROBE = r'''#!/usr/bin/python3
 import json, os, select, signal, socket, sys
@@ -124,12 +127,13 @@ class LauncherEnv:
                            for g, kv in groups.items())
         self.conf.write_text(text)
 
-    def run(self, *args, timeout=60, check=False):
+    def run(self, *args, timeout=60, check=False, input=None):
         env = dict(os.environ, QS_HARNESS_OWNER=procs.OWNER_TOKEN,
                    QS_HARNESS_KIND="launcher")
         res = subprocess.run([str(self.launcher), "-C", str(self.conf), *map(str, args)],
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                             stdin=subprocess.DEVNULL, text=True, timeout=timeout, env=env)
+                             stdin=subprocess.DEVNULL if input is None else None,
+                             input=input, text=True, timeout=timeout, env=env)
         if check and res.returncode != 0:
             raise AssertionError(f"launcher {' '.join(map(str, args))} exited "
                                  f"{res.returncode}: {res.stderr.strip()}")
@@ -306,7 +310,8 @@ def test_attach_p2p_console_and_detach(libvirtd, guest, launcher_env):
     assert meta is not None
     assert f'port="{port}"' in meta and 'host="127.0.0.1"' in meta
     assert f'pid="{pid}"' in meta and password not in meta
-    assert metadata(libvirtd, name, config=True) == meta
+    # runtime state is the live XML's only
+    assert metadata(libvirtd, name, config=True) is None
 
     con = json.loads(env.run("console", name, "--format", "json", check=True).stdout)
     assert con["host"] == "127.0.0.1" and con["port"] == port and con["tls_port"] is None
@@ -317,6 +322,7 @@ def test_attach_p2p_console_and_detach(libvirtd, guest, launcher_env):
     assert f"port={port}\n" in vv and "type=spice\n" in vv
     kb = env.run("console", name, "--format", "kerbside", check=True).stdout
     assert f"insecure_port: {port}\n" in kb
+    assert '    hypervisor_ip: "127.0.0.1"\n' in kb
 
     with socket.create_connection(("127.0.0.1", port), timeout=5):
         pass
@@ -374,6 +380,105 @@ def test_supervisor_restarts_killed_helper(libvirtd, guest, launcher_env):
     assert env.run_files() == [] and env.helper_pids() == []
 
 
+def test_runtime_state_only_in_live_xml(libvirtd, guest, launcher_env):
+    """Ports, pid and restarts go to the live definition only: the persistent
+    one stays byte for byte as the operator defined it through attach and a
+    restart, and a crash (launcher and helper killed, the domain gone) leaves
+    no console anywhere: not in the XML of the next start, not in 'console'."""
+    env = launcher_env
+    name = start_domain(libvirtd, "qs-test-launch-live", guest, env.dir, metadata=OPT_IN)
+    inactive = libvirtd.virsh("dumpxml", "--inactive", name).stdout
+    assert "autostart='yes'" in inactive or 'autostart="yes"' in inactive
+
+    env.run("attach", name, "--supervise", check=True)
+    st = env.state(name)
+    assert libvirtd.virsh("dumpxml", "--inactive", name).stdout == inactive
+    live = metadata(libvirtd, name)
+    assert f'port="{st["port"]}"' in live and f'pid="{st["helper_pid"]}"' in live
+    assert 'autostart="yes"' in live
+    assert f'port="{st["port"]}"' in libvirtd.virsh("dumpxml", name).stdout
+
+    os.kill(st["helper_pid"], signal.SIGKILL)
+    new = wait_for(lambda: (s := env.state(name)) and s["restarts"] == 1 and s, 15,
+                   "the restarted helper")
+    wait_for(lambda: 'restarts="1"' in (metadata(libvirtd, name) or ""), 10,
+             "the restart in the live metadata")
+    assert libvirtd.virsh("dumpxml", "--inactive", name).stdout == inactive
+
+    # A crash: nothing of ours gets to clean up, and the domain goes.
+    os.kill(new["monitor_pid"], signal.SIGKILL)
+    wait_for(lambda: not pid_alive(new["monitor_pid"]), 5, "the monitor to die")
+    os.kill(new["helper_pid"], signal.SIGKILL)
+    libvirtd.virsh("destroy", name)
+    res = env.run("console", name)
+    one_line_error(res, "console:", f"the launcher of '{name}' is gone")
+    assert env.run("status", name).returncode == 3
+    libvirtd.virsh("start", name)
+    assert metadata(libvirtd, name) == '<console autostart="yes"/>'
+    assert libvirtd.virsh("dumpxml", "--inactive", name).stdout == inactive
+    env.run("detach", name, check=True)   # removes the stale files
+    assert env.run_files() == []
+    assert libvirtd.virsh("dumpxml", "--inactive", name).stdout == inactive
+
+
+def host_addresses():
+    """This host's addresses, from its interfaces (ip -j addr)."""
+    out = subprocess.run(["ip", "-j", "addr"], stdout=subprocess.PIPE, check=True,
+                         timeout=10, text=True).stdout
+    return {a["local"] for i in json.loads(out) for a in i.get("addr_info", [])}
+
+
+def test_status_starting_and_hook_failure(libvirtd, guest, launcher_env):
+    """The hook's launcher records itself before the 'started' hook returns:
+    'status' says "starting" (exit 4) until the state is written, then the
+    console (exit 0). A hook-started attach that fails leaves its one-line
+    error for 'status' (exit 1), since libvirtd drops a hook's output; the
+    'stopped' hook clears it. Also: with a wildcard listener the Kerbside
+    entry's hypervisor_ip is an address of this host, not its name."""
+    env = launcher_env
+    name = "qs-test-launch-pend"
+    env.write_conf(launcher__wait=30, listen__address="0.0.0.0")
+    xml = domain_xml(name, guest, env.dir, metadata=OPT_IN)
+    (env.dir / f"{name}.xml").write_text(xml)
+    libvirtd.virsh("define", str(env.dir / f"{name}.xml"))
+
+    t0 = time.monotonic()
+    env.run("hook", name, "started", "begin", "-", input=xml, check=True)
+    assert time.monotonic() - t0 < 5
+    res = env.run("status", name)
+    assert res.returncode == 4, (res.returncode, res.stdout, res.stderr)
+    assert res.stdout.startswith(f"{name}: starting (the libvirt hook's launcher, pid "), res.stdout
+    pend = json.loads(env.run("status", name, "--json").stdout)
+    assert pend["hook"] == "starting" and pid_alive(pend["launcher_pid"])
+    assert env.run("status").stdout.startswith(f"{name}: starting")
+
+    libvirtd.virsh("start", name)
+    st = wait_for(lambda: (s := env.state(name)) and s, 30, "the hook's launcher to attach")
+    assert st["monitor_pid"] == pend["launcher_pid"]
+    assert env.run("status", name).returncode == 0
+    assert f"{name}.hook" not in env.run_files()
+
+    kb = env.run("console", name, "--format", "kerbside", check=True).stdout
+    ip = re.search(r'^    hypervisor_ip: "([^"]+)"$', kb, re.M).group(1)
+    addr = ipaddress.ip_address(ip)      # an address, not a name
+    assert not addr.is_loopback and ip in host_addresses(), (ip, kb)
+    assert re.search(r"^    # hypervisor_ip: .+$", kb, re.M), kb
+    env.run("detach", name, check=True)
+
+    # The domain is not running: the attach gives up after [launcher] wait.
+    libvirtd.virsh("destroy", name)
+    env.write_conf(launcher__wait=1)
+    env.run("hook", name, "started", "begin", "-", input=xml, check=True)
+    res = wait_for(lambda: (r := env.run("status", name)).returncode == 1 and r, 15,
+                   "the hook's attach to fail")
+    one_line_error(res, f"status: {name}: not attached: the libvirt hook's attach failed",
+                   f"domain '{name}' is not running")
+    assert env.run("status", name, "--json").stdout.count('"hook":"failed"') == 1
+    env.run("hook", name, "stopped", "end", "-", input=xml, check=True)
+    one_line_error(env.run("status", name), f"domain '{name}' is not attached")
+    assert env.run_files() == []
+
+
 def test_set_ticket_needs_an_answering_helper(libvirtd, guest, launcher_env):
     """set-ticket hands the ticket to the running helper over its control
     socket (test_launcher_spice.py has the real one); a helper that hangs up
@@ -403,6 +508,41 @@ def test_destroy_removes_helper_and_state(libvirtd, guest, launcher_env):
     wait_for(lambda: env.run_files() == [], 15, "the state files to go")
     assert not pid_alive(pid) and env.helper_pids() == []
     assert metadata(libvirtd, name, config=True) is None
+
+
+def test_port_in_use_takes_the_next(libvirtd, guest, launcher_env):
+    """Bind and hold: ports held by others (a qemu's SPICE on the wildcard
+    address, a service on ours) are skipped, the next free one is taken and
+    held by the monitor across a helper restart, so a third party trying it
+    meanwhile gets EADDRINUSE."""
+    env = launcher_env
+    name = start_domain(libvirtd, "qs-test-launch-port", guest, env.dir, persistent=False)
+    blockers = []
+    for addr, port in (("0.0.0.0", PORTS[0]), ("127.0.0.1", PORTS[0] + 1)):
+        b = socket.socket()
+        b.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        b.bind((addr, port))
+        b.listen(1)
+        blockers.append(b)
+    try:
+        env.run("attach", name, "--supervise", check=True)
+        st = env.state(name)
+        assert st["port"] == PORTS[0] + 2, st
+        os.kill(st["helper_pid"], signal.SIGKILL)
+        wait_for(lambda: (s := env.state(name)) and s["restarts"] == 1, 15,
+                 "the restarted helper")
+        # between and after the helpers, the port stayed the monitor's
+        with socket.socket() as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            with pytest.raises(OSError) as e:
+                probe.bind(("0.0.0.0", st["port"]))
+                probe.listen(1)
+            assert e.value.errno == errno.EADDRINUSE
+        assert env.state(name)["port"] == PORTS[0] + 2
+        env.run("detach", name, check=True)
+    finally:
+        for b in blockers:
+            b.close()
 
 
 def one_line_error(res, *needles):

@@ -271,7 +271,6 @@ def test_real_helper_control(libvirtd, guest, paths, helper_binary, test_client)
         out, err = viewer.communicate(timeout=40)
         assert viewer.returncode == 0, (viewer.returncode, err[-2000:])
         assert json.loads(out.strip().splitlines()[-1])["surface"], out
-        # (a new session replaces the current one: one client at a time)
         res = run_client(test_client, "--port", port, "--ticket-file", new, "info")
         assert res.returncode == 0, (res.returncode, res.stderr[-1000:])
 

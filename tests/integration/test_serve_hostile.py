@@ -117,8 +117,7 @@ def test_hostile_links_do_not_disturb_session(qemu_factory, guest, helper_binary
             assert summary["ok"] == SAMPLES, f"session disturbed: {summary}"
 
             # a new legitimate client gets in while the half-open ones are
-            # still open (a new main link replaces the old session by design,
-            # so this comes after the measured session ended)
+            # still open
             res = run_client(test_client, "--port", port, "info", timeout=30)
             assert '"display"' in res.stdout
         finally:

@@ -49,7 +49,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     QsScreen *screen = qs_screen_new();
     QsCursor *cursor = fake_cursor_new();
     QsInput *input = fake_input_new(TRUE, 0);
-    QsChannelsConfig cfg = { "fuzz", NULL, screen, cursor, input, NULL, 0, NULL, 0 };
+    QsChannelsConfig cfg = { .vm_name = "fuzz", .screen = screen, .cursor = cursor, .input = input };
     QsChannels *hub;
     QsConn *conns[4];
     size_t pos = 0;

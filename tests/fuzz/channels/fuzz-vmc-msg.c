@@ -2,7 +2,7 @@
 /* Fuzz target: what the helper parses for its chardev bridges: a spicevmc or port channel's client messages, and --port-fd's NAME=FD. */
 #include "channels/qs-client-msg.h"
 #include "channels/qs-vmc-msg.h"
-#include "encode/qs-wire.h"
+#include "channels/qs-wire.h"
 
 #include <string.h>
 #include <spice/enums.h>

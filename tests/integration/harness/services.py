@@ -173,15 +173,45 @@ class Libvirtd(_Service):
     """libvirtd + virtlogd as root on qemu:///system (monolithic daemon).
 
     If a libvirtd is already running it is reused and left running (.owned is
-    False). Domains named qs-test-* are destroyed and undefined on stop."""
+    False). Domains named qs-test-* are destroyed and undefined on stop.
+
+    A libvirtd it starts itself runs in a mount namespace of its own where
+    /etc/libvirt/hooks is .hooks_dir, a private directory (empty until a test
+    puts a hook in its qemu.d/): hooks the host has installed, qemu-spice's
+    own among them, never run for the tests' domains, and a hook test needs
+    not touch the host's."""
 
     URI = "qemu:///system"
     PIDFILES = {"libvirtd": "/run/libvirtd.pid", "virtlogd": "/run/virtlogd.pid"}
     DOMAIN_PREFIX = "qs-test-"
+    HOST_HOOKS = "/etc/libvirt/hooks"
 
     def __init__(self):
         self.owned = False
         self.pids = {}
+        self.hooks_dir = None
+
+    def _argv(self, name, binary):
+        if name != "libvirtd":
+            return [binary, "-d"]
+        if self.hooks_dir is None:
+            self.hooks_dir = tempfile.mkdtemp(prefix="qs-libvirt-hooks-")
+            os.mkdir(os.path.join(self.hooks_dir, "qemu.d"))
+        os.makedirs(self.HOST_HOOKS, exist_ok=True)
+        unshare = _require("unshare", "util-linux")
+        # slave: the host's later mounts reach libvirtd, its bind mount
+        # stays inside.
+        return [unshare, "--mount", "--propagation", "slave", "sh", "-c",
+                'mount --bind "$1" "$2" && exec "$3" -d', "sh",
+                self.hooks_dir, self.HOST_HOOKS, binary]
+
+    def __exit__(self, *exc):
+        try:
+            return super().__exit__(*exc)
+        finally:
+            if self.hooks_dir and not self.owned:
+                shutil.rmtree(self.hooks_dir, ignore_errors=True)
+                self.hooks_dir = None
 
     def virsh(self, *args, timeout=20.0, check=True):
         res = subprocess.run([self._virsh, "-c", self.URI, *args], stdout=subprocess.PIPE,
@@ -213,7 +243,8 @@ class Libvirtd(_Service):
                 if _pid_from_file(self.PIDFILES[name]):
                     continue
                 # -d daemonises: the started process exits once the daemon runs.
-                p = procs.spawn([binaries[name], "-d"], kind="libvirt", pdeathsig=False,
+                p = procs.spawn(self._argv(name, binaries[name]), kind="libvirt",
+                                pdeathsig=False,
                                 stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
                 try:
                     _, err = p.communicate(timeout=15)

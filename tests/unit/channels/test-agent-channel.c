@@ -3,7 +3,7 @@
 #include "channels/qs-agent-channel.h"
 #include "channels/qs-agent.h"
 #include "channels/qs-channels.h"
-#include "encode/qs-wire.h"
+#include "channels/qs-wire.h"
 #include "fake-peers.h"
 
 #include <spice/enums.h>
@@ -57,7 +57,7 @@ typedef struct {
 
 static void setup(Fixture *fx, gboolean backend, gboolean available)
 {
-    QsChannelsConfig cfg = { "vm", NULL, NULL, NULL, NULL, NULL, 0, NULL, 0 };
+    QsChannelsConfig cfg = { .vm_name = "vm" };
 
     fx->screen = qs_screen_new();
     cfg.screen = fx->screen;
@@ -570,7 +570,7 @@ static void test_monitors_heads(void)
     Fixture fx = { 0 };
     QsScreen *second = qs_screen_new();
     QsChannelsHead heads[2] = { { NULL, NULL, NULL }, { second, NULL, NULL } };
-    QsChannelsConfig cfg = { "vm", NULL, NULL, NULL, NULL, heads, 2, NULL, 0 };
+    QsChannelsConfig cfg = { .vm_name = "vm", .heads = heads, .n_heads = 2 };
     g_autofree char *r1 = NULL, *r2 = NULL;
 
     fx.screen = qs_screen_new();

@@ -116,7 +116,7 @@ static void test_clipboard_both_ways(void)
     g_autofree char *out = NULL, *len_a = g_strdup_printf("%u", TEXT_A_LEN);
     g_autofree char *port = NULL, *expect = NULL;
     g_autofree uint8_t *text_b = g_malloc(TEXT_B_LEN);
-    QsChannelsConfig ccfg = { "agent", NULL, NULL, NULL, NULL, NULL, 0, NULL, 0 };
+    QsChannelsConfig ccfg = { .vm_name = "agent" };
     QsNetConfig ncfg;
     QsServer *server;
     Backend be = { 0 };

@@ -4,7 +4,7 @@
 #include "channels/qs-agent-clipboard.h"
 #include "channels/qs-agent.h"
 #include "channels/qs-channels.h"
-#include "encode/qs-wire.h"
+#include "channels/qs-wire.h"
 #include "fake-peers.h"
 #include "qs-dbus-display1.h"
 
@@ -262,7 +262,7 @@ static void test_fake_qemu(void)
     g_autoptr(GSocket) ours = NULL;
     g_autoptr(GSocketConnection) stream = NULL;
     g_autoptr(GDBusConnection) conn = NULL;
-    QsChannelsConfig cfg = { "vm", NULL, NULL, NULL, NULL, NULL, 0, NULL, 0 };
+    QsChannelsConfig cfg = { .vm_name = "vm" };
     const QsServerCallbacks *cb = qs_channels_server_callbacks();
     guint32 caps[QS_SERVER_MAX_CHANNEL_CAPS];
     uint32_t client_caps[1] = { (1u << VD_AGENT_CAP_CLIPBOARD_BY_DEMAND) |

@@ -85,8 +85,9 @@ static void server_start(Server *s, uint32_t w, uint32_t h, QsCursor *cursor,
 {
     g_autofree uint32_t *px = g_new(uint32_t, (gsize)w * h);
     g_autoptr(GError) error = NULL;
-    QsChannelsConfig ccfg = { "e2e", "00000000-0000-0000-0000-000000000001",
-                              NULL, cursor, input, NULL, 0, NULL, 0 };
+    QsChannelsConfig ccfg = { .vm_name = "e2e",
+                              .vm_uuid = "00000000-0000-0000-0000-000000000001",
+                              .cursor = cursor, .input = input };
 
     for (uint32_t y = 0; y < h; y++) {
         for (uint32_t x = 0; x < w; x++) {

@@ -2,7 +2,7 @@
 /* Unit tests of the display channel's streams over a fake connection: detection, codec choice, end and lossless repaint. */
 #include "channels/qs-channels.h"
 #include "encode/qs-video.h"
-#include "encode/qs-wire.h"
+#include "channels/qs-wire.h"
 #include "fake-peers.h"
 
 #include <spice/enums.h>
@@ -55,7 +55,7 @@ static void setup(Fx *fx, guint32 display_caps)
 
 static void setup_link(Fx *fx, guint32 display_caps, uint64_t bw, uint32_t rtt_us)
 {
-    QsChannelsConfig cfg = { "g", NULL, NULL, NULL, NULL, NULL, 0, NULL, 0 };
+    QsChannelsConfig cfg = { .vm_name = "g" };
     g_autofree uint32_t *px = g_new0(uint32_t, W * H);
     g_autoptr(GError) error = NULL;
     static const uint8_t init[14] = { 0 };

@@ -3,7 +3,7 @@
 #include "channels/qs-channels.h"
 #include "channels/qs-playback.h"
 #include "encode/qs-audio-opus.h"
-#include "encode/qs-wire.h"
+#include "channels/qs-wire.h"
 #include "fake-peers.h"
 
 #include <spice/enums.h>
@@ -279,7 +279,7 @@ static void sent_after_stall(Fixture *fx, GBytes *pcm, guint n)
 static void test_channel(void)
 {
     Fixture fx = { 0 };
-    QsChannelsConfig cfg = { "vm", NULL, NULL, NULL, NULL, NULL, 0, NULL, 0 };
+    QsChannelsConfig cfg = { .vm_name = "vm" };
     g_autoptr(GBytes) pcm = tone(441);     /* 10 ms at 44100 */
     g_autofree char *list = NULL;
     guint32 cap0 = 0;
@@ -381,7 +381,7 @@ static void test_channel(void)
 static void test_channel_opus(void)
 {
     Fixture fx = { 0 };
-    QsChannelsConfig cfg = { "vm", NULL, NULL, NULL, NULL, NULL, 0, NULL, 0 };
+    QsChannelsConfig cfg = { .vm_name = "vm" };
     g_autoptr(GBytes) pcm = tone(480);     /* 10 ms at 48000 */
     const guint32 caps = 1u << SPICE_PLAYBACK_CAP_VOLUME | 1u << SPICE_PLAYBACK_CAP_OPUS;
     const uint8_t *p;
@@ -482,7 +482,7 @@ static void record_mode(QsConn *conn, uint16_t mode)
 static void test_record(void)
 {
     Fixture fx = { 0 };
-    QsChannelsConfig cfg = { "vm", NULL, NULL, NULL, NULL, NULL, 0, NULL, 0 };
+    QsChannelsConfig cfg = { .vm_name = "vm" };
     g_autoptr(GByteArray) got = g_byte_array_new();
     const uint8_t pcm[8] = { 1, 2, 3, 4, 5, 6, 7, 8 };
     g_autofree char *list = NULL;
@@ -615,6 +615,82 @@ static void test_record(void)
     qs_screen_free(fx.screen);
 }
 
+/* Did the channel send a message of `type`? */
+static gboolean sent_has(QsConn *conn, const char *type)
+{
+    g_autofree char *types = sent_types(conn);
+    g_auto(GStrv) each = g_strsplit(types, ",", -1);
+
+    return g_strv_contains((const char *const *)each, type);
+}
+
+/* Several sessions: every one hears the guest; the oldest with a record
+ * channel records, the others' record channels are never started (their
+ * sound goes nowhere), and when it leaves the next one starts. */
+static void test_sessions(void)
+{
+    Fixture fx = { 0 };
+    QsChannelsConfig cfg = { .vm_name = "vm" };
+    g_autoptr(GByteArray) got = g_byte_array_new();
+    g_autoptr(GBytes) tone10 = tone(441);
+    const uint8_t pcm[8] = { 1, 2, 3, 4, 5, 6, 7, 8 };
+    QsConn *a_main, *a_play, *a_rec, *b_main, *b_play, *b_rec;
+    uint32_t a_id, b_id;
+
+    fx.screen = qs_screen_new();
+    cfg.screen = fx.screen;
+    fx.hub = qs_channels_new(&cfg);
+    qs_channels_record_set_sink(fx.hub, collect, got);
+    qs_channels_audio_set_available(fx.hub, TRUE);
+    qs_channels_record_set_available(fx.hub, TRUE);
+    qs_channels_record_start(fx.hub, 44100, 2);
+
+    a_main = link_channel(&fx, SPICE_CHANNEL_MAIN, 0, 0, SPICE_LINK_ERR_OK, NULL);
+    a_id = qs_channels_get_session_id(fx.hub);
+    a_play = link_channel(&fx, SPICE_CHANNEL_PLAYBACK, a_id, 0, SPICE_LINK_ERR_OK, NULL);
+    a_rec = link_channel(&fx, SPICE_CHANNEL_RECORD, a_id, 0, SPICE_LINK_ERR_OK, NULL);
+    b_main = link_channel(&fx, SPICE_CHANNEL_MAIN, 0, 0, SPICE_LINK_ERR_OK, NULL);
+    b_id = qs_channels_get_session_id(fx.hub);
+    g_assert_cmpuint(a_id, !=, b_id);
+    b_play = link_channel(&fx, SPICE_CHANNEL_PLAYBACK, b_id, 0, SPICE_LINK_ERR_OK, NULL);
+    b_rec = link_channel(&fx, SPICE_CHANNEL_RECORD, b_id, 0, SPICE_LINK_ERR_OK, NULL);
+    g_assert_true(sent_has(a_rec, "101"));     /* START */
+    g_assert_false(sent_has(b_rec, "101"));
+
+    /* Both hear the guest. */
+    fake_conn_clear(a_play);
+    fake_conn_clear(b_play);
+    qs_channels_audio_start(fx.hub, 44100);
+    qs_channels_audio_data(fx.hub, tone10);
+    fake_loop_run_pending();
+    g_assert_true(sent_has(a_play, "101"));    /* DATA */
+    g_assert_true(sent_has(b_play, "101"));
+
+    /* Only a's sound reaches the guest. */
+    record_mode(a_rec, SPICE_AUDIO_DATA_MODE_RAW);
+    record_mode(b_rec, SPICE_AUDIO_DATA_MODE_RAW);
+    record_data(b_rec, 1, pcm, sizeof(pcm));
+    g_assert_cmpuint(got->len, ==, 0);
+    record_data(a_rec, 2, pcm, sizeof(pcm));
+    g_assert_cmpuint(got->len, ==, sizeof(pcm));
+
+    /* a leaves: b records from now on. */
+    fake_conn_clear(b_rec);
+    fake_conn_deliver(a_main, SPICE_MSGC_DISCONNECTING, "\0\0\0\0\0\0\0\0\0\0\0\0", 12);
+    fake_loop_run_pending();
+    g_assert_nonnull(fake_conn_close_reason(a_rec));
+    CHECK_TYPES(b_rec, "101");
+    record_data(b_rec, 3, pcm, sizeof(pcm));
+    g_assert_cmpuint(got->len, ==, 2 * sizeof(pcm));
+
+    qs_channels_free(fx.hub);
+    fake_loop_run_pending();
+    for (QsConn **c = (QsConn *[]){ a_main, a_play, a_rec, b_main, b_play, b_rec, NULL }; *c; c++) {
+        qs_conn_unref(*c);
+    }
+    qs_screen_free(fx.screen);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -623,5 +699,6 @@ int main(int argc, char **argv)
     g_test_add_func("/channels/playback/channel", test_channel);
     g_test_add_func("/channels/playback/channel-opus", test_channel_opus);
     g_test_add_func("/channels/record/channel", test_record);
+    g_test_add_func("/channels/audio/sessions", test_sessions);
     return g_test_run();
 }

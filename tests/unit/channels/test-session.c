@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Unit tests of the channel state machines over fake connections: link, display, inputs, cursor, sessions. */
 #include "channels/qs-channels.h"
-#include "encode/qs-wire.h"
+#include "channels/qs-wire.h"
 #include "fake-peers.h"
 
 #include <lz4.h>
@@ -21,6 +21,8 @@ typedef struct {
     uint32_t session_id;
     uint32_t width, height;
     uint32_t *canvas;           /* what a client would show */
+    guint max_sessions;         /* the hub's, set before fixture_setup */
+    QsWhenFull when_full;
 } Fixture;
 
 static uint32_t pattern(uint32_t x, uint32_t y, uint32_t salt)
@@ -117,6 +119,8 @@ static void fixture_setup(Fixture *fx, gboolean absolute)
     cfg.screen = fx->screen;
     cfg.cursor = fx->cursor;
     cfg.input = fx->input;
+    cfg.max_sessions = fx->max_sessions;
+    cfg.when_full = fx->when_full;
     fx->hub = qs_channels_new(&cfg);
 }
 
@@ -605,10 +609,11 @@ static void test_cursor(void)
     fixture_teardown(&fx);
 }
 
-/* One client: a new main link replaces the whole previous session. */
+/* One session at a time, the newest winning: a new main link replaces the
+ * whole previous session. */
 static void test_session_replaced(void)
 {
-    Fixture fx = { 0 };
+    Fixture fx = { .max_sessions = 1, .when_full = QS_WHEN_FULL_REPLACE };
     QsConn *old_main, *old_display, *late;
     uint32_t old_id;
 
@@ -646,6 +651,95 @@ static void test_session_replaced(void)
     fake_loop_run_pending();
     g_assert_cmpuint(qs_channels_get_session_id(fx.hub), ==, 0);
     g_assert_nonnull(fake_conn_close_reason(fx.display));
+    fixture_teardown(&fx);
+}
+
+/* A display channel of session `id` that has had its INIT. */
+static QsConn *display_of(Fixture *fx, uint32_t id)
+{
+    static const uint8_t init[14] = { 0 };
+    QsConn *conn = link_channel(fx, SPICE_CHANNEL_DISPLAY, 0, id, DISPLAY_CAPS,
+                                SPICE_LINK_ERR_OK);
+    gsize size;
+    const uint8_t *p = sent_body(conn, 0, &size);
+
+    fake_conn_deliver(conn, SPICE_MSGC_ACK_SYNC, p, 4);
+    fake_conn_deliver(conn, SPICE_MSGC_DISPLAY_INIT, init, sizeof(init));
+    fake_loop_run_pending();
+    return conn;
+}
+
+/* Several sessions: each its own channels over the one screen, every display
+ * served; full and refusing, a new client's main link fails before its
+ * ticket and the others keep serving; full and replacing, the oldest ends. */
+static void test_sessions_several(void)
+{
+    Fixture fx = { .max_sessions = 2, .when_full = QS_WHEN_FULL_REFUSE };
+    QsConn *a_main, *a_display, *b_display;
+    uint32_t a_id, b_id;
+    g_autoptr(GPtrArray) clients = NULL;
+
+    fixture_setup(&fx, TRUE);
+    scanout(&fx, 32, 32, 0);
+    open_main(&fx, TRUE);
+    a_main = fx.main;
+    a_id = fx.session_id;
+    a_display = display_of(&fx, a_id);
+    open_main(&fx, TRUE);
+    b_id = fx.session_id;
+    g_assert_cmpuint(a_id, !=, b_id);
+    b_display = display_of(&fx, b_id);
+    g_assert_null(fake_conn_close_reason(a_main));
+    g_assert_null(fake_conn_close_reason(a_display));
+    clients = qs_channels_list_clients(fx.hub);
+    g_assert_cmpuint(clients->len, ==, 2);
+
+    /* The third is refused at its link; both displays still get a change. */
+    g_assert_null(link_channel(&fx, SPICE_CHANNEL_MAIN, 0, 0, 0, SPICE_LINK_ERR_ERROR));
+    fake_conn_clear(a_display);
+    fake_conn_clear(b_display);
+    scanout(&fx, 32, 32, 1);
+    fake_loop_run_pending();
+    g_assert_cmpuint(fake_conn_sent(a_display)->len, >, 0);
+    g_assert_cmpuint(fake_conn_sent(b_display)->len, >, 0);
+
+    /* One leaving takes nothing from the other. */
+    fake_conn_deliver(a_main, SPICE_MSGC_DISCONNECTING, "\0\0\0\0\0\0\0\0\0\0\0\0", 12);
+    fake_loop_run_pending();
+    g_assert_nonnull(fake_conn_close_reason(a_display));
+    g_assert_null(fake_conn_close_reason(b_display));
+    g_assert_cmpuint(qs_channels_get_session_id(fx.hub), ==, b_id);
+    fake_conn_clear(b_display);
+    scanout(&fx, 32, 32, 2);
+    fake_loop_run_pending();
+    g_assert_cmpuint(fake_conn_sent(b_display)->len, >, 0);
+
+    qs_conn_unref(a_main);
+    qs_conn_unref(a_display);
+    fx.display = b_display;
+    fixture_teardown(&fx);
+}
+
+/* Full and replacing, with room for two: the oldest session ends. */
+static void test_sessions_replace_oldest(void)
+{
+    Fixture fx = { .max_sessions = 2, .when_full = QS_WHEN_FULL_REPLACE };
+    QsConn *a_main, *b_main;
+
+    fixture_setup(&fx, TRUE);
+    scanout(&fx, 32, 32, 0);
+    open_main(&fx, TRUE);
+    a_main = fx.main;
+    open_main(&fx, TRUE);
+    b_main = fx.main;
+    open_main(&fx, TRUE);
+    g_assert_nonnull(strstr(fake_conn_close_reason(a_main), "replaced by a new client"));
+    g_assert_null(fake_conn_close_reason(b_main));
+    g_assert_null(fake_conn_close_reason(fx.main));
+    fake_loop_run_pending();
+    g_assert_cmpuint(qs_channels_list_clients(fx.hub)->len, ==, 2);
+    qs_conn_unref(a_main);
+    qs_conn_unref(b_main);
     fixture_teardown(&fx);
 }
 
@@ -807,6 +901,8 @@ int main(int argc, char **argv)
     g_test_add_func("/channels/session/inputs", test_inputs);
     g_test_add_func("/channels/session/cursor", test_cursor);
     g_test_add_func("/channels/session/replaced", test_session_replaced);
+    g_test_add_func("/channels/session/several", test_sessions_several);
+    g_test_add_func("/channels/session/replace-oldest", test_sessions_replace_oldest);
     g_test_add_func("/channels/session/two-heads", test_two_heads);
     return g_test_run();
 }

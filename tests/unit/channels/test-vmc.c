@@ -4,7 +4,7 @@
 #include "channels/qs-client-msg.h"
 #include "channels/qs-vmc-bridge.h"
 #include "channels/qs-vmc-msg.h"
-#include "encode/qs-wire.h"
+#include "channels/qs-wire.h"
 #include "fake-peers.h"
 
 #include <errno.h>
@@ -513,6 +513,36 @@ static void test_closed_for_good(void)
     fixture_stop(&fx);
 }
 
+/* Several client sessions: a port belongs to the first whose channel
+ * links; another session's link is refused until that session ends. */
+static void test_one_session_at_a_time(void)
+{
+    Fixture fx = { 0 };
+    int sv[2];
+    QsConn *port = one_port(&fx, sv, "org.example.shared");
+    QsConn *main_a = g_steal_pointer(&fx.main);
+    QsConn *port_b;
+    g_autoptr(GByteArray) sent = NULL;
+
+    fx.main = link_to(&fx, SPICE_CHANNEL_MAIN, 0, SPICE_LINK_ERR_OK);
+    g_assert_null(link_to(&fx, SPICE_CHANNEL_PORT, 0, SPICE_LINK_ERR_CHANNEL_NOT_AVAILABLE));
+    g_assert_null(fake_conn_close_reason(port));
+    fake_conn_vanish(main_a, "the first client left");
+    fake_loop_run_pending();
+    g_assert_nonnull(fake_conn_close_reason(port));
+    port_b = link_to(&fx, SPICE_CHANNEL_PORT, 0, SPICE_LINK_ERR_OK);
+    check_port_init(port_b, 0, "org.example.shared", TRUE);
+    g_assert_cmpint(write(sv[1], "to b", 4), ==, 4);
+    for (int i = 0; i < 100 && fake_conn_sent(port_b)->len < 2; i++) {
+        g_main_context_iteration(NULL, TRUE);
+    }
+    sent = data_sent(port_b);
+    g_assert_cmpmem(sent->data, sent->len, "to b", 4);
+    qs_conn_unref(port_b);
+    qs_conn_unref(main_a);
+    one_port_stop(&fx, port, sv);
+}
+
 static void test_bad_descriptors(void)
 {
     g_autoptr(GError) error = NULL;
@@ -601,6 +631,7 @@ int main(int argc, char **argv)
     g_test_add_func("/vmc/bounded-to-qemu", test_bounded_to_qemu);
     g_test_add_func("/vmc/reopen", test_reopen);
     g_test_add_func("/vmc/closed-for-good", test_closed_for_good);
+    g_test_add_func("/vmc/one-session-at-a-time", test_one_session_at_a_time);
     g_test_add_func("/vmc/bad-descriptors", test_bad_descriptors);
     g_test_add_func("/vmc/port-spec", test_port_spec);
     g_test_add_func("/vmc/msg-parse", test_msg_parse);

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* A simulated TCP link for flow tests: a send buffer drained at the link rate. */
+/* Simulated surroundings for flow tests: a TCP link drained at its rate, and the screen's heat. */
 #include "flow-sim.h"
 
 #define MSS 1448
@@ -174,4 +174,66 @@ uint32_t flow_sim_image_bytes(GRand *rng, const QsRect *r, const QsRect *noise,
     double noise_bpp = g_rand_double_range(rng, 1.0, 3.0);
 
     return (uint32_t)(200 + n * noise_bpp + g * 1.0 + (area - n - g) * 0.25);
+}
+
+struct FlowSimHeat {
+    QsScreen *screen;
+    QsScreenHeat *snapshot;
+    int64_t snapshot_us;
+    uint32_t value;
+    uint32_t *pixels;                /* one rectangle's, reused */
+    size_t n_pixels;
+};
+
+FlowSimHeat *flow_sim_heat_new(uint32_t width, uint32_t height, int64_t now_us)
+{
+    FlowSimHeat *h = g_new0(FlowSimHeat, 1);
+    g_autofree uint32_t *black = g_new0(uint32_t, (size_t)width * height);
+
+    h->screen = qs_screen_new();
+    g_assert_true(qs_screen_scanout(h->screen, width, height, width * 4, QS_PIXMAN_X8R8G8B8,
+                                    (const uint8_t *)black, (size_t)width * height * 4,
+                                    now_us, NULL));
+    return h;
+}
+
+void flow_sim_heat_free(FlowSimHeat *h)
+{
+    if (!h) {
+        return;
+    }
+    qs_screen_heat_free(h->snapshot);
+    qs_screen_free(h->screen);
+    g_free(h->pixels);
+    g_free(h);
+}
+
+void flow_sim_heat_change(FlowSimHeat *h, const QsRect *r, int64_t now_us)
+{
+    size_t n = (size_t)r->width * r->height;
+
+    if (n > h->n_pixels) {
+        h->pixels = g_renew(uint32_t, h->pixels, n);
+        h->n_pixels = n;
+    }
+    /* The screen stores no X byte, so only the colour may carry the news. */
+    h->value = (h->value + 1) & 0xffffff;
+    for (size_t i = 0; i < n; i++) {
+        h->pixels[i] = h->value;
+    }
+    g_assert_true(qs_screen_update(h->screen, r->x, r->y, r->width, r->height,
+                                   (uint32_t)r->width * 4, QS_PIXMAN_X8R8G8B8,
+                                   (const uint8_t *)h->pixels, n * 4, now_us, NULL));
+}
+
+void flow_sim_heat_feed(FlowSimHeat *h, QsScheduler *sched, int64_t now_us)
+{
+    if (h->snapshot && now_us - h->snapshot_us < FLOW_SIM_HEAT_US) {
+        return;
+    }
+    qs_scheduler_set_heat(sched, NULL);
+    qs_screen_heat_free(h->snapshot);
+    h->snapshot = qs_screen_heat_snapshot(h->screen, now_us);
+    h->snapshot_us = now_us;
+    qs_scheduler_set_heat(sched, h->snapshot);
 }

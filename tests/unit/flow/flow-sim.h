@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #include "flow/qs-bwe.h"
+#include "flow/qs-scheduler.h"
 #include "util/qs-rect.h"
 
 /*
@@ -53,3 +54,18 @@ int64_t flow_sim_overlap(const QsRect *a, const QsRect *b);
  * 0.25, plus a message and image header. */
 uint32_t flow_sim_image_bytes(GRand *rng, const QsRect *r, const QsRect *noise,
                               const QsRect *glyph);
+
+/*
+ * The screen's heat for a simulated activity, as the plan gives it to the
+ * scheduler: a real QsScreen whose rectangles are changed (new pixels every
+ * time, so every change counts), snapshotted every FLOW_SIM_HEAT_US.
+ */
+#define FLOW_SIM_HEAT_US 10000
+typedef struct FlowSimHeat FlowSimHeat;
+
+FlowSimHeat *flow_sim_heat_new(uint32_t width, uint32_t height, int64_t now_us);
+void flow_sim_heat_free(FlowSimHeat *heat);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(FlowSimHeat, flow_sim_heat_free)
+void flow_sim_heat_change(FlowSimHeat *heat, const QsRect *r, int64_t now_us);
+/* A new snapshot to `sched` when the last is FLOW_SIM_HEAT_US old. */
+void flow_sim_heat_feed(FlowSimHeat *heat, QsScheduler *sched, int64_t now_us);

@@ -65,6 +65,7 @@ static void run_link(const FlowSimLinkCase *lc, guint32 seed, Result *res)
     g_autoptr(QsBwe) bwe = qs_bwe_new();
     g_autoptr(QsPacer) pacer = qs_pacer_new();
     g_autoptr(QsScheduler) sched = qs_scheduler_new();
+    g_autoptr(FlowSimHeat) heat = flow_sim_heat_new(SCREEN_W, SCREEN_H, 0);
     g_autoptr(GRand) rng = g_rand_new_with_seed(seed);
     double rate = flow_sim_link_bytes_per_sec(link);
     uint64_t bdp = flow_sim_link_bdp(link);
@@ -90,10 +91,12 @@ static void run_link(const FlowSimLinkCase *lc, guint32 seed, Result *res)
         /* Damage due now. */
         if (now >= next_frame) {
             qs_scheduler_add_rect(sched, &busy, now);
+            flow_sim_heat_change(heat, &busy, now);
             next_frame += FRAME_US;
         }
         if (next_key < KEYS && now >= key_at[next_key]) {
             qs_scheduler_add_rect(sched, &keybox, now);
+            flow_sim_heat_change(heat, &keybox, now);
             key_at[next_key] = now;
             res->key_first[next_key] = TRUE;
             key_pending = next_key++;
@@ -101,6 +104,7 @@ static void run_link(const FlowSimLinkCase *lc, guint32 seed, Result *res)
         if (newest_done < NEWEST_TIMES &&
             now >= NEWEST_AT_US + newest_done * NEWEST_GAP_US) {
             qs_scheduler_add_rect(sched, &newest, now);
+            flow_sim_heat_change(heat, &newest, now);
             newest_done++;
         }
 
@@ -109,6 +113,7 @@ static void run_link(const FlowSimLinkCase *lc, guint32 seed, Result *res)
         }
 
         /* The channel's send loop. */
+        flow_sim_heat_feed(heat, sched, now);
         wake = 0;
         for (;;) {
             QsLinkFacts facts;

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "flow/qs-scheduler.h"
+#include "flow-sim.h"
 
 #define W 1280
 #define H 800
@@ -184,17 +185,20 @@ static void test_fast_order(void)
     g_assert_cmpint(item.rect.x, ==, 0);
 }
 
-/* A small area animating at 30 Hz turns hot and leaves the fast lane;
- * a big one was never fast. */
+/* A small area animating at 30 Hz turns hot (the screen's heat) and leaves
+ * the fast lane; a big one was never fast. */
 static void test_hot_small_is_bulk(void)
 {
     g_autoptr(QsScheduler) s = clean_sched();
+    g_autoptr(FlowSimHeat) heat = flow_sim_heat_new(W, H, 0);
     const QsRect spin = { 320, 320, 32, 32 };
     QsFlowItem item;
     int64_t t = 0;
 
     for (int i = 0; i < 30; i++, t += 33333) {
         qs_scheduler_add_rect(s, &spin, t);
+        flow_sim_heat_change(heat, &spin, t);
+        flow_sim_heat_feed(heat, s, t);
         g_assert_cmpint(qs_scheduler_next(s, t, &open_budget, &item), ==, QS_PICK_ITEM);
         if (i == 0) {
             g_assert_cmpint(item.lane, ==, QS_LANE_FAST);
@@ -203,9 +207,14 @@ static void test_hot_small_is_bulk(void)
     }
     g_assert_cmpint(item.lane, ==, QS_LANE_BULK);
     g_assert_true(item.hot);
-    g_assert_true(qs_damage_is_hot(qs_scheduler_damage(s), 20, 20, t));
-    /* It cools down once it stops. */
-    g_assert_false(qs_damage_is_hot(qs_scheduler_damage(s), 20, 20, t + 200000));
+    /* It cools down once it stops: the same blocks damaged again (say, a
+     * requeue) 250 ms later are fast again. */
+    t += 250000;
+    flow_sim_heat_feed(heat, s, t);
+    qs_scheduler_add_rect(s, &spin, t);
+    g_assert_cmpint(qs_scheduler_next(s, t, &open_budget, &item), ==, QS_PICK_ITEM);
+    g_assert_cmpint(item.lane, ==, QS_LANE_FAST);
+    g_assert_false(item.hot);
 }
 
 /* An area re-damaged after every pick still gets every block out within one

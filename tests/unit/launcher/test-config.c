@@ -15,14 +15,52 @@ static void test_defaults(void)
     g_assert_cmpstr(c->run_dir, ==, "/run/qemu-spice");
     g_assert_cmpstr(c->log_dir, ==, "/var/log/qemu-spice");
     g_assert_cmpstr(c->listen_address, ==, "0.0.0.0");
-    g_assert_cmpuint(c->port_min, ==, 5900);
-    g_assert_cmpuint(c->port_max, ==, 5999);
+    /* clear of libvirt's default autoport (5900-65535) and websocket
+     * (5700-65535) ranges */
+    g_assert_cmpuint(c->port_min, ==, 5500);
+    g_assert_cmpuint(c->port_max, ==, 5599);
+    g_assert_cmpuint(c->port_max, <, 5700);
     g_assert_true(c->plain);
     g_assert_false(c->tls);
     g_assert_cmpuint(c->ticket_lifetime_s, ==, 0);
     g_assert_cmpstr(c->helper_user, ==, "nobody");
     g_assert_cmpint(c->autostart, ==, QS_AUTOSTART_METADATA);
     g_assert_true(c->supervise);
+    /* TLS: libvirt's SPICE certificate directory unless configured */
+    g_assert_false(c->tls_dir_set);
+    g_assert_cmpstr(qs_libvirt_spice_tls_dirs[0], ==, "/etc/pki/libvirt-spice");
+    g_assert_cmpstr(qs_libvirt_spice_tls_dirs[1], ==, "/etc/pki/qemu");
+    g_assert_null(qs_libvirt_spice_tls_dirs[2]);
+    if (g_file_test("/etc/pki/libvirt-spice", G_FILE_TEST_IS_DIR) ||
+        !g_file_test("/etc/pki/qemu", G_FILE_TEST_IS_DIR)) {
+        g_assert_cmpstr(c->tls_dir, ==, "/etc/pki/libvirt-spice");
+    } else {
+        g_assert_cmpstr(c->tls_dir, ==, "/etc/pki/qemu");
+    }
+}
+
+/* libvirt's order: the SPICE directory if it exists, else the general one,
+ * and with neither the SPICE one (whose absence the attach then names). */
+static void test_default_tls_dir(void)
+{
+    g_autofree char *dir = g_dir_make_tmp("qs-tls-XXXXXX", NULL);
+    g_autofree char *spice = g_build_filename(dir, "libvirt-spice", NULL);
+    g_autofree char *qemu = g_build_filename(dir, "qemu", NULL);
+    const char *const candidates[] = { spice, qemu, NULL };
+    g_autofree char *none = qs_launch_config_default_tls_dir(candidates);
+    g_autofree char *second = NULL;
+    g_autofree char *first = NULL;
+
+    g_assert_cmpstr(none, ==, spice);
+    g_assert_cmpint(g_mkdir(qemu, 0700), ==, 0);
+    second = qs_launch_config_default_tls_dir(candidates);
+    g_assert_cmpstr(second, ==, qemu);
+    g_assert_cmpint(g_mkdir(spice, 0700), ==, 0);
+    first = qs_launch_config_default_tls_dir(candidates);
+    g_assert_cmpstr(first, ==, spice);
+    g_rmdir(spice);
+    g_rmdir(qemu);
+    g_rmdir(dir);
 }
 
 static void test_all_keys(void)
@@ -52,6 +90,7 @@ static void test_all_keys(void)
     g_assert_false(c->plain);
     g_assert_true(c->tls);
     g_assert_cmpstr(c->tls_dir, ==, "/etc/x");
+    g_assert_true(c->tls_dir_set);
     g_assert_cmpstr(c->secure_channels, ==, "main,display");
     g_assert_cmpstr(c->console_host, ==, "hv.example");
     g_assert_cmpuint(c->ticket_lifetime_s, ==, 300);
@@ -160,6 +199,7 @@ int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
     g_test_add_func("/launcher/config/defaults", test_defaults);
+    g_test_add_func("/launcher/config/default-tls-dir", test_default_tls_dir);
     g_test_add_func("/launcher/config/all-keys", test_all_keys);
     g_test_add_func("/launcher/config/single-port", test_single_port);
     g_test_add_func("/launcher/config/bad-values", test_bad_values);

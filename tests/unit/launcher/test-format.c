@@ -3,6 +3,7 @@
 
 #include <string.h>
 #include <gio/gio.h>
+#include "qs-launch-address.h"
 #include "qs-launch-format.h"
 
 static QsLaunchState st = {
@@ -89,26 +90,64 @@ static void test_vv(void)
 
 static void test_kerbside(void)
 {
-    QsConsoleInfo i = { .state = &st, .password = "pw", .hypervisor = "hv1" };
+    QsConsoleInfo i = { .state = &st, .password = "pw", .hypervisor = "hv1",
+                        .hypervisor_ip = "192.0.2.7",
+                        .hypervisor_ip_from = "[listen] address" };
     QsLaunchState tls_only = st;
-    QsConsoleInfo t = { .state = &tls_only, .password = "pw" };
+    QsConsoleInfo t = { .state = &tls_only, .password = "pw",
+                        .hypervisor_ip = "192.0.2.7" };
+    QsConsoleInfo no_ip = { .state = &st, .password = "pw" };
     g_autoptr(GError) err = NULL;
     g_autofree char *k = fmt(&i, "kerbside", NULL);
     g_autofree char *none = NULL;
+    g_autofree char *unresolved = NULL;
 
+    /* the address fields get an address, never the host name */
     g_assert_cmpstr(k, ==,
         "consoles:\n"
         "  - uuid: \"0b4d1f3e-7a2c-4c57-9b1e-1d2a3b4c5d6e\"\n"
         "    name: \"vm1\"\n"
         "    hypervisor: \"hv1\"\n"
-        "    hypervisor_ip: \"hv1.example\"\n"
+        "    # hypervisor_ip: [listen] address\n"
+        "    hypervisor_ip: \"192.0.2.7\"\n"
         "    insecure_port: 5900\n"
         "    secure_port: 5901\n"
         "    ticket: \"pw\"\n");
+    unresolved = fmt(&no_ip, "kerbside", &err);
+    g_assert_null(unresolved);
+    g_assert_nonnull(strstr(err->message, "hypervisor_ip needs an address"));
+    g_clear_error(&err);
     tls_only.port = 0;
     none = fmt(&t, "kerbside", &err);
     g_assert_null(none);
     g_assert_nonnull(strstr(err->message, "insecure_port"));
+}
+
+/* The choices that need no resolver: an address as the reported host, then
+ * a specific listen address. */
+static void test_kerbside_address(void)
+{
+    QsLaunchState s = st;
+    const char *from = NULL;
+    g_autoptr(GError) err = NULL;
+    g_autofree char *a = NULL;
+    g_autofree char *b = NULL;
+    g_autofree char *c = NULL;
+
+    s.host = (char *)"198.51.100.4";
+    s.listen = (char *)"0.0.0.0";
+    a = qs_console_address(&s, &from, &err);
+    g_assert_no_error(err);
+    g_assert_cmpstr(a, ==, "198.51.100.4");
+    g_assert_nonnull(strstr(from, "reported host"));
+    s.host = (char *)"hv1.example";
+    s.listen = (char *)"192.0.2.9";
+    b = qs_console_address(&s, &from, &err);
+    g_assert_cmpstr(b, ==, "192.0.2.9");
+    g_assert_cmpstr(from, ==, "[listen] address");
+    s.host = (char *)"2001:db8::5";
+    c = qs_console_address(&s, &from, &err);
+    g_assert_cmpstr(c, ==, "2001:db8::5");
 }
 
 static void test_unknown(void)
@@ -127,6 +166,7 @@ int main(int argc, char **argv)
     g_test_add_func("/launcher/format/json", test_json);
     g_test_add_func("/launcher/format/vv", test_vv);
     g_test_add_func("/launcher/format/kerbside", test_kerbside);
+    g_test_add_func("/launcher/format/kerbside-address", test_kerbside_address);
     g_test_add_func("/launcher/format/unknown", test_unknown);
     return g_test_run();
 }

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* Little-endian marshalling helpers shared by the image encoders and the channels. */
+/* Little-endian marshalling of SPICE messages, for the channels that frame them. */
 #pragma once
 
 #include <glib.h>

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* Unit tests of the JPEG image encoder: SPICE framing, TurboJPEG round trip, PSNR and size per quality. */
-#include "encode/qs-encoder.h"
-#include "encode/qs-wire.h"
+/* Unit tests of the JPEG SPICE image: framing, TurboJPEG round trip, PSNR and size per quality. */
+#include "channels/qs-image-msg.h"
+#include "channels/qs-wire.h"
 
 #include <math.h>
 #include <spice/enums.h>
@@ -107,14 +107,14 @@ static void test_jpeg_qualities(void)
         g_autoptr(GByteArray) out = g_byte_array_new();
         double psnr;
 
-        g_assert_true(qs_enc_jpeg_append(&rect, 77, cases[i].q, out));
+        g_assert_true(qs_image_jpeg_append(&rect, 77, cases[i].q, out));
         psnr = check_jpeg_image(&rect, out, cases[i].samp);
         g_test_message("q%d: %u bytes (%.2f bit/px), PSNR %.2f dB", cases[i].q,
                        out->len, out->len * 8.0 / (321 * 203), psnr);
         g_assert_cmpfloat(psnr, >, cases[i].min_psnr);
         /* Sizes grow with quality and stay below the raw bitmap. */
         g_assert_cmpuint(out->len, >, prev);
-        g_assert_cmpuint(out->len, <, qs_enc_bitmap_size(321, 203));
+        g_assert_cmpuint(out->len, <, qs_image_bitmap_size(321, 203));
         prev = out->len;
     }
 }
@@ -129,7 +129,7 @@ static void test_jpeg_via_switch(void)
     g_autoptr(GByteArray) image = g_byte_array_new();
 
     qs_wire_u32(out, 0xdeadbeef);
-    g_assert_cmpint(qs_encode_image(QS_IMAGE_CODEC_JPEG, &rect, 77, out), ==,
+    g_assert_cmpint(qs_image_append(QS_IMAGE_CODEC_JPEG, &rect, 77, out), ==,
                     QS_IMAGE_CODEC_JPEG);
     g_assert_cmpuint(qs_wire_get_u32(out->data), ==, 0xdeadbeef);
     g_byte_array_append(image, out->data + 4, out->len - 4);
@@ -146,11 +146,11 @@ static void test_jpeg_falls_back(void)
     g_autoptr(GByteArray) out = g_byte_array_new();
 
     qs_wire_u8(out, 1);
-    g_assert_false(qs_enc_jpeg_append(&rect, 1, 80, out));
+    g_assert_false(qs_image_jpeg_append(&rect, 1, 80, out));
     g_assert_cmpuint(out->len, ==, 1);
-    g_assert_cmpint(qs_encode_image(QS_IMAGE_CODEC_JPEG, &rect, 1, out), ==,
+    g_assert_cmpint(qs_image_append(QS_IMAGE_CODEC_JPEG, &rect, 1, out), ==,
                     QS_IMAGE_CODEC_BITMAP);
-    g_assert_cmpuint(out->len, ==, 1 + qs_enc_bitmap_size(1, 1));
+    g_assert_cmpuint(out->len, ==, 1 + qs_image_bitmap_size(1, 1));
 }
 
 /* Odd sizes (MCU padding) and a tall thin strip round-trip. */
@@ -165,7 +165,7 @@ static void test_jpeg_odd_sizes(void)
 
         double psnr;
 
-        g_assert_true(qs_enc_jpeg_append(&rect, 77, 85, out));
+        g_assert_true(qs_image_jpeg_append(&rect, 77, 85, out));
         psnr = check_jpeg_image(&rect, out, TJSAMP_420);
         g_test_message("%ux%u: PSNR %.2f dB", sizes[i][0], sizes[i][1], psnr);
         /* Steep colour steps across 4 px lose chroma at 4:2:0; a wrong or
@@ -177,9 +177,9 @@ static void test_jpeg_odd_sizes(void)
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
-    g_test_add_func("/encode/jpeg/qualities", test_jpeg_qualities);
-    g_test_add_func("/encode/jpeg/via-switch", test_jpeg_via_switch);
-    g_test_add_func("/encode/jpeg/falls-back", test_jpeg_falls_back);
-    g_test_add_func("/encode/jpeg/odd-sizes", test_jpeg_odd_sizes);
+    g_test_add_func("/channels/image/jpeg/qualities", test_jpeg_qualities);
+    g_test_add_func("/channels/image/jpeg/via-switch", test_jpeg_via_switch);
+    g_test_add_func("/channels/image/jpeg/falls-back", test_jpeg_falls_back);
+    g_test_add_func("/channels/image/jpeg/odd-sizes", test_jpeg_odd_sizes);
     return g_test_run();
 }

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* Unit tests of the BITMAP and LZ4 image encoders: byte layout and pixel-exact round trips. */
-#include "encode/qs-encoder.h"
-#include "encode/qs-wire.h"
+/* Unit tests of the BITMAP and LZ4 SPICE images: byte layout and pixel-exact round trips. */
+#include "channels/qs-image-msg.h"
+#include "channels/qs-wire.h"
 
 #include <lz4.h>
 #include <spice/enums.h>
@@ -47,8 +47,8 @@ static void test_bitmap_layout(void)
     const uint8_t *p;
 
     picture_init(&pic, 13, 7, 3, TRUE, 1);
-    qs_enc_bitmap_append(&pic.rect, 0x1122334455667788ull, out);
-    g_assert_cmpuint(out->len, ==, qs_enc_bitmap_size(13, 7));
+    qs_image_bitmap_append(&pic.rect, 0x1122334455667788ull, out);
+    g_assert_cmpuint(out->len, ==, qs_image_bitmap_size(13, 7));
     g_assert_cmpuint(out->len, ==, 36 + 13 * 7 * 4);
     p = out->data;
     check_descriptor(p, SPICE_IMAGE_TYPE_BITMAP, 13, 7);
@@ -118,8 +118,8 @@ static void test_lz4_round_trip(void)
 
         picture_init(&pic, sizes[i].w, sizes[i].h, sizes[i].pad, FALSE, 2);
         /* Even one pixel pays: the LZ4 header is smaller than BITMAP's. */
-        g_assert_true(qs_enc_lz4_append(&pic.rect, 0x1122334455667788ull, out));
-        g_assert_cmpuint(out->len, <, qs_enc_bitmap_size(sizes[i].w, sizes[i].h));
+        g_assert_true(qs_image_lz4_append(&pic.rect, 0x1122334455667788ull, out));
+        g_assert_cmpuint(out->len, <, qs_image_bitmap_size(sizes[i].w, sizes[i].h));
         check_lz4_round_trip(&pic, out);
         g_free(pic.buf);
     }
@@ -135,10 +135,10 @@ static void test_fallback_on_noise(void)
 
     picture_init(&pic, 256, 200, 4, TRUE, 3);
     g_byte_array_append(out, (const guint8 *)"head", 4);
-    used = qs_encode_image(QS_IMAGE_CODEC_LZ4, &pic.rect, 0x1122334455667788ull, out);
+    used = qs_image_append(QS_IMAGE_CODEC_LZ4, &pic.rect, 0x1122334455667788ull, out);
     g_assert_cmpint(used, ==, QS_IMAGE_CODEC_BITMAP);
     g_assert_cmpmem(out->data, 4, "head", 4);
-    g_assert_cmpuint(out->len, ==, 4 + qs_enc_bitmap_size(256, 200));
+    g_assert_cmpuint(out->len, ==, 4 + qs_image_bitmap_size(256, 200));
     g_assert_cmpuint(out->data[4 + 8], ==, SPICE_IMAGE_TYPE_BITMAP);
     g_free(pic.buf);
 }
@@ -149,13 +149,13 @@ static void test_dispatch_lz4(void)
     g_autoptr(GByteArray) out = g_byte_array_new();
 
     picture_init(&pic, 300, 90, 0, FALSE, 4);
-    g_assert_cmpint(qs_encode_image(QS_IMAGE_CODEC_LZ4, &pic.rect,
+    g_assert_cmpint(qs_image_append(QS_IMAGE_CODEC_LZ4, &pic.rect,
                                     0x1122334455667788ull, out), ==, QS_IMAGE_CODEC_LZ4);
     check_lz4_round_trip(&pic, out);
     g_byte_array_set_size(out, 0);
-    g_assert_cmpint(qs_encode_image(QS_IMAGE_CODEC_BITMAP, &pic.rect,
+    g_assert_cmpint(qs_image_append(QS_IMAGE_CODEC_BITMAP, &pic.rect,
                                     0x1122334455667788ull, out), ==, QS_IMAGE_CODEC_BITMAP);
-    g_assert_cmpuint(out->len, ==, qs_enc_bitmap_size(300, 90));
+    g_assert_cmpuint(out->len, ==, qs_image_bitmap_size(300, 90));
     g_free(pic.buf);
 }
 
@@ -177,10 +177,10 @@ static void test_rect_validation(void)
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
-    g_test_add_func("/encode/bitmap/layout", test_bitmap_layout);
-    g_test_add_func("/encode/lz4/round-trip", test_lz4_round_trip);
-    g_test_add_func("/encode/lz4/fallback-on-noise", test_fallback_on_noise);
-    g_test_add_func("/encode/dispatch/lz4-and-bitmap", test_dispatch_lz4);
-    g_test_add_func("/encode/rect/validation", test_rect_validation);
+    g_test_add_func("/channels/image/bitmap/layout", test_bitmap_layout);
+    g_test_add_func("/channels/image/lz4/round-trip", test_lz4_round_trip);
+    g_test_add_func("/channels/image/lz4/fallback-on-noise", test_fallback_on_noise);
+    g_test_add_func("/channels/image/dispatch/lz4-and-bitmap", test_dispatch_lz4);
+    g_test_add_func("/channels/image/rect/validation", test_rect_validation);
     return g_test_run();
 }

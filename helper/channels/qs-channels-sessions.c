@@ -1,0 +1,149 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* The hub's client sessions: the table, the policy when it is full, and what the control surface lists. */
+#include "channels/qs-channels-private.h"
+#include "channels/qs-vmc-bridge.h"
+#include "util/qs-heap-trim.h"
+
+QsSession *qs_channels_session(QsChannels *hub, uint32_t id)
+{
+    for (guint i = 0; id && i < hub->sessions->len; i++) {
+        QsSession *s = g_ptr_array_index(hub->sessions, i);
+
+        if (s->id == id) {
+            return s;
+        }
+    }
+    return NULL;
+}
+
+QsSession *qs_channels_newest(QsChannels *hub)
+{
+    return hub->sessions->len ? g_ptr_array_index(hub->sessions, hub->sessions->len - 1)
+                              : NULL;
+}
+
+uint32_t qs_channels_new_session_id(QsChannels *hub)
+{
+    uint32_t id;
+
+    do {
+        id = g_random_int();
+    } while (id == 0 || qs_channels_session(hub, id));
+    return id;
+}
+
+void qs_channels_end_session(QsChannels *hub, QsSession *session, const char *reason)
+{
+    gboolean recorded = qs_channels_recorder(hub) == session;
+
+    g_ptr_array_remove(hub->sessions, session);
+    qs_session_free(session, reason);
+    if (recorded) {
+        qs_channels_record_resume(hub);
+    }
+    qs_heap_trim_soon();
+}
+
+QsSession *qs_channels_add_session(QsChannels *hub, uint32_t id)
+{
+    QsSession *session;
+
+    while (hub->sessions->len >= hub->max_sessions) {
+        /* Only QS_WHEN_FULL_REPLACE gets here full: a refusal is decided
+         * before the ticket (qs-channels.c, on_prepare). */
+        g_autofree char *why = g_strdup_printf(
+            "replaced by a new client session (at most %u at once)", hub->max_sessions);
+
+        qs_channels_end_session(hub, g_ptr_array_index(hub->sessions, 0), why);
+    }
+    session = qs_session_new(&hub->ctx, id);
+    g_ptr_array_add(hub->sessions, session);
+    return session;
+}
+
+uint32_t *qs_channels_session_ids(QsChannels *hub)
+{
+    uint32_t *ids = g_new0(uint32_t, hub->sessions->len + 1);
+
+    for (guint i = 0; i < hub->sessions->len; i++) {
+        ids[i] = ((QsSession *)g_ptr_array_index(hub->sessions, i))->id;
+    }
+    return ids;
+}
+
+uint32_t qs_channels_get_session_id(QsChannels *hub)
+{
+    QsSession *s = qs_channels_newest(hub);
+
+    return s ? s->id : 0;
+}
+
+void qs_client_info_free(QsClientInfo *info)
+{
+    if (info) {
+        g_free(info->address);
+        g_strfreev(info->channels);
+        g_free(info);
+    }
+}
+
+/* "display" for head 0 (as before heads), "display:N" for the others. */
+static void add_name(GPtrArray *names, QsChannel *ch, const char *type, guint id)
+{
+    if (ch) {
+        g_ptr_array_add(names, id ? g_strdup_printf("%s:%u", type, id) : g_strdup(type));
+    }
+}
+
+static QsClientInfo *client_info(QsChannels *hub, QsSession *s)
+{
+    QsClientInfo *info = g_new0(QsClientInfo, 1);
+    GPtrArray *names = g_ptr_array_new();
+
+    info->address = g_strdup(qs_conn_get_link_info(s->main->conn)->peer);
+    info->tls = qs_conn_get_link_info(s->main->conn)->tls;
+    info->since_us = s->since_us;
+    add_name(names, s->main, "main", 0);
+    for (guint i = 0; i < hub->ctx.n_heads; i++) {
+        add_name(names, s->displays[i], "display", i);
+    }
+    add_name(names, s->inputs, "inputs", 0);
+    for (guint i = 0; i < hub->ctx.n_heads; i++) {
+        add_name(names, s->cursors[i], "cursor", i);
+    }
+    add_name(names, s->playback, "playback", 0);
+    add_name(names, s->record, "record", 0);
+    for (guint i = 0; i < hub->ctx.n_bridges; i++) {
+        if (s->vmcs[i]) {
+            g_ptr_array_add(names, g_strdup_printf("port:%s",
+                                                   qs_vmc_bridge_get_name(hub->ctx.bridges[i])));
+        }
+    }
+    g_ptr_array_add(names, NULL);
+    info->channels = (char **)g_ptr_array_free(names, FALSE);
+    return info;
+}
+
+GPtrArray *qs_channels_list_clients(QsChannels *hub)
+{
+    GPtrArray *out = g_ptr_array_new_with_free_func((GDestroyNotify)qs_client_info_free);
+
+    for (guint i = 0; i < hub->sessions->len; i++) {
+        QsSession *s = g_ptr_array_index(hub->sessions, i);
+
+        if (s->main) {
+            g_ptr_array_add(out, client_info(hub, s));
+        }
+    }
+    return out;
+}
+
+guint qs_channels_drop_clients(QsChannels *hub, const char *reason)
+{
+    guint n = hub->sessions->len;
+
+    while (hub->sessions->len) {
+        qs_channels_end_session(hub, qs_channels_newest(hub), reason);
+    }
+    return n;
+}

@@ -1,0 +1,126 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""Several viewers at once: each client its own session over the one
+screen. Two clients connected together both get qemu's exact picture;
+--max-sessions bounds them, refusing a client beyond it with a link error
+(or replacing the oldest, --when-full replace) while the others keep
+serving; bad values of either option are usage errors naming the option."""
+
+import subprocess
+import time
+
+import pytest
+
+from harness.qemu import parse_ppm
+from serve_support import READY_TIMEOUT, run_client, serving
+
+
+def client(test_client, port, *args, timeout=40):
+    """qs-test-client in the background (its session stays while it runs)."""
+    argv = [str(test_client), "--timeout", str(timeout), "--port", str(port), *map(str, args)]
+    return subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            stdin=subprocess.DEVNULL)
+
+
+def finish(proc, timeout=60):
+    out, err = proc.communicate(timeout=timeout)
+    return proc.returncode, out, err
+
+
+def wait_linked(helper, count, timeout=20):
+    """Until `count` main channels have linked since the helper started."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if helper.stderr().count("main channel 1:0 linked") >= count:
+            return
+        time.sleep(0.1)
+    pytest.fail(f"{count} main channels did not link within {timeout} s:\n"
+                f"{helper.stderr()[-3000:]}")
+
+
+def exact(shot, reference, size):
+    w, h = size
+    sw, sh, pixels = parse_ppm(shot.read_bytes())
+    assert (sw, sh) == (w, h)
+    if pixels != reference:
+        diff = sum(1 for i in range(0, len(pixels), 3) if pixels[i:i + 3] != reference[i:i + 3])
+        pytest.fail(f"{shot.name} differs from the screendump in {diff} of {w * h} pixels")
+
+
+@pytest.mark.timeout(180)
+def test_two_clients_exact(qemu_factory, qemu_flavour, guest, helper_binary, test_client,
+                           tmp_path):
+    """Both clients, connected at the same time, show qemu's exact picture
+    (qemu 7.2 over the p2p messages, 10.0 from its shared memory)."""
+    q = qemu_factory(vga="virtio", mode="idle")
+    q.wait_ready(timeout=READY_TIMEOUT)
+    with serving(helper_binary, q, "--disable-ticketing", "--max-sessions", "2") as (h, port):
+        run_client(test_client, "--port", port, "--settle", "500", "info", timeout=30)
+        q.stop()
+        w, hgt, reference = q.screendump()
+        assert len({reference[i:i + 3] for i in range(0, len(reference), 3 * 101)}) > 10
+        # a settles for 4 s: b links, settles and takes its picture meanwhile.
+        a_shot, b_shot = tmp_path / "a.ppm", tmp_path / "b.ppm"
+        a = client(test_client, port, "--settle", "4000", "--expect-size", f"{w}x{hgt}",
+                   "screenshot", a_shot)
+        wait_linked(h, 2)
+        b = client(test_client, port, "--settle", "700", "--expect-size", f"{w}x{hgt}",
+                   "screenshot", b_shot)
+        b_rc, _, b_err = finish(b)
+        assert a.poll() is None, "a left before b had its picture: no overlap"
+        a_rc, _, a_err = finish(a)
+        assert (a_rc, b_rc) == (0, 0), (a_err[-1500:], b_err[-1500:])
+        exact(a_shot, reference, (w, hgt))
+        exact(b_shot, reference, (w, hgt))
+        assert "refused" not in h.stderr()
+
+
+@pytest.mark.timeout(150)
+def test_full_refuses_third(qemu_factory, guest, helper_binary, test_client, tmp_path):
+    """--max-sessions 2: a third client gets a link error and the helper says
+    why; the two keep their sessions and still get pictures."""
+    q = qemu_factory(vga="virtio", mode="idle")
+    q.wait_ready(timeout=READY_TIMEOUT)
+    with serving(helper_binary, q, "--disable-ticketing", "--max-sessions", "2") as (h, port):
+        a = client(test_client, port, "sleep", "6000")
+        b = client(test_client, port, "sleep", "6000")
+        wait_linked(h, 2)
+        third = run_client(test_client, "--port", port, "info", timeout=20, check=False)
+        assert third.returncode == 4, (third.returncode, third.stderr[-1500:])
+        log = h.stderr()
+        assert "refused: 2 sessions are connected, the most allowed (--max-sessions)" in log
+        for name, proc in (("a", a), ("b", b)):
+            rc, _, err = finish(proc)
+            assert rc == 0, (name, rc, err[-1500:])
+        # Room again: a new client is served.
+        run_client(test_client, "--port", port, "--settle", "300", "screenshot",
+                   tmp_path / "after.ppm", timeout=30)
+
+
+@pytest.mark.timeout(150)
+def test_full_replaces_oldest(qemu_factory, guest, helper_binary, test_client):
+    """--max-sessions 1 --when-full replace: one viewer at a time, the newest
+    wins (qemu's own SPICE server's behaviour)."""
+    q = qemu_factory(vga="virtio", mode="idle")
+    q.wait_ready(timeout=READY_TIMEOUT)
+    with serving(helper_binary, q, "--disable-ticketing", "--max-sessions", "1",
+                 "--when-full", "replace") as (h, port):
+        old = client(test_client, port, "sleep", "20000")
+        wait_linked(h, 1)
+        run_client(test_client, "--port", port, "info", timeout=30)
+        rc, _, err = finish(old, timeout=30)
+        assert rc == 7, (rc, err[-1500:])       # disconnected
+        assert "replaced by a new client session (at most 1 at once)" in h.stderr()
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--max-sessions", "0"], "--max-sessions takes a number of clients from 1 to 16, not 0"),
+    (["--max-sessions", "17"], "--max-sessions takes a number of clients from 1 to 16, not 17"),
+    (["--max-sessions", "two"], "max-sessions"),
+    (["--when-full", "kick"], "--when-full takes 'refuse' or 'replace', not 'kick'"),
+])
+def test_bad_session_options(helper_binary, args, message):
+    res = subprocess.run([str(helper_binary), "--qmp", "/nonexistent", "--listen",
+                          "127.0.0.1:1", *args], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True, timeout=20)
+    assert res.returncode == 2, res
+    assert message in res.stderr, res.stderr

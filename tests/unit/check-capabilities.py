@@ -1,0 +1,58 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""qemu-spice --print-capabilities: one JSON object on one line, its type
+and version those of the binary, and every feature backed by the options
+it names in --help-all (a feature without its options would promise what
+the helper cannot do)."""
+
+import json
+import subprocess
+import sys
+
+OPTIONS = {
+    "dbus-p2p-fd": ["--dbus-p2p-fd"],
+    "dbus-address": ["--dbus-address", "--vm"],
+    "listen-fd": ["--listen-fd", "--tls-listen-fd"],
+    "ticket-fd": ["--ticket-fd"],
+    "control-fd": ["--control-fd"],
+    "multi-console": ["--console"],
+    "confinement": ["--user", "--confine"],
+    "port-fd": ["--port-fd"],
+    "tls": ["--tls-listen-fd", "--tls-dir"],
+}
+
+
+def run(helper, *args):
+    res = subprocess.run([helper, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         text=True, timeout=30)
+    if res.returncode != 0:
+        sys.exit(f"{helper} {' '.join(args)} exited {res.returncode}: {res.stderr}")
+    return res.stdout
+
+
+def main(helper):
+    out = run(helper, "--print-capabilities")
+    assert out.endswith("\n") and out.count("\n") == 1, repr(out)
+    caps = json.loads(out)
+    assert set(caps) == {"type", "version", "features"}, caps
+    assert caps["type"] == "qemu-spice", caps
+    assert run(helper, "--version") == f"qemu-spice {caps['version']}\n"
+    features = caps["features"]
+    assert len(features) == len(set(features)), features
+    unknown = set(features) - set(OPTIONS)
+    assert not unknown, f"undocumented features {unknown}: add them to this test and the docs"
+    # every build has these; tls depends on the TLS module, which every
+    # build of the tree builds (the installed one is checked by the smoke tests)
+    assert set(OPTIONS) <= set(features), set(OPTIONS) - set(features)
+    help_all = run(helper, "--help-all")
+    for f in features:
+        for opt in OPTIONS[f]:
+            assert f"  {opt}=" in help_all or f"  {opt} " in help_all or \
+                f"  {opt}\n" in help_all, f"feature {f}: no {opt} in --help-all"
+    # --print-capabilities wins over everything else, like --version
+    assert run(helper, "--print-capabilities", "--listen", "x") == out
+    print(out, end="")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])
