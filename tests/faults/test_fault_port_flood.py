@@ -44,7 +44,6 @@ same tests saw 1.8 GB taken from the client and 65 MiB from the guest
 """
 
 import os
-import socket
 import struct
 import tempfile
 import threading
@@ -52,7 +51,8 @@ import time
 
 import pytest
 
-from fault_support import assert_helper_healthy, qmp_latency, serving, slowdown
+from fault_support import assert_helper_healthy, qmp_latency, slowdown
+from serve_support import connect_chardev, serving_port, virtio_port_args
 from spice_raw import (CHANNEL_PORT, MSG_PORT_INIT, MSGC_SPICEVMC_DATA, Channel, Session,
                        link)
 
@@ -73,20 +73,6 @@ def flood_bytes(start, n):
     return bytes(flood_byte(i) for i in range(start, start + n))
 
 
-def connect_chardev(path, timeout=20.0):
-    deadline = time.monotonic() + timeout
-    while True:
-        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        try:
-            s.connect(path)
-            return s
-        except OSError:
-            s.close()
-            if time.monotonic() > deadline:
-                raise
-            time.sleep(0.1)
-
-
 class PortVm:
     """The busy guest with PORT on a socket chardev, and the helper serving
     it with the connection passed in."""
@@ -96,23 +82,17 @@ class PortVm:
         self.path = os.path.join(self.run, "port.sock")
         self.q = qemu_factory(flavour="host", guest=guest, vga="virtio", mode="busy",
                               cmdline_extra=f"keydraw.echo={PORT} keydraw.echo_mode={mode}",
-                              extra_args=[
-            "-chardev", f"socket,id=qsflood,path={self.path},server=on,wait=off",
-            "-device", "virtio-serial-pci,id=qsports",
-            "-device", f"virtserialport,bus=qsports.0,chardev=qsflood,name={PORT}"])
+                              extra_args=virtio_port_args(
+                                  PORT, f"path={self.path},server=on,wait=off"))
         self.q.wait_serial(r"ECHO waiting", timeout=120)
         self.chardev = connect_chardev(self.path)
         # One client at a time, the newest winning: a new client takes the
         # flooding one's session over.
-        self.serving = serving(helper_binary, self.q, "--disable-ticketing",
-                               "--max-sessions", "1", "--when-full", "replace", "--port-fd",
-                               f"{PORT}={self.chardev.fileno()}",
-                               pass_fds=[self.chardev.fileno()])
+        self.serving = serving_port(helper_binary, self.q, PORT, self.chardev,
+                                    "--max-sessions", "1", "--when-full", "replace")
 
     def __enter__(self):
-        self.h, self.port = self.serving.__enter__()
-        self.chardev.close()
-        self.q.wait_serial(r"ECHO connected", timeout=60)
+        self.h, self.port, _ = self.serving.__enter__()
         return self
 
     def __exit__(self, *exc):

@@ -109,7 +109,7 @@ if __name__ != "__main__":
 
     import pytest
 
-    from serve_support import serving
+    from serve_support import connect_chardev, serving_port, virtio_port_args
 
     SIZE = 300000
     TAIL = 5
@@ -121,20 +121,6 @@ if __name__ != "__main__":
                               capture_output=True, text=True, timeout=seconds + 30,
                               stdin=subprocess.DEVNULL)
         return proc.stdout.splitlines(), proc.stderr
-
-    def connect_chardev(path, timeout=20.0):
-        """What the launcher does: a connection to qemu's listening chardev."""
-        deadline = time.monotonic() + timeout
-        while True:
-            s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-            try:
-                s.connect(path)
-                return s
-            except OSError:
-                s.close()
-                if time.monotonic() > deadline:
-                    raise
-                time.sleep(0.1)
 
     def check_echo(q, h, lines, stderr, since):
         log = h.stderr()
@@ -154,19 +140,12 @@ if __name__ != "__main__":
     def test_port_echo(qemu_factory, qemu_flavour, guest, helper_binary):
         run = tempfile.mkdtemp(prefix="qs-port-", dir="/tmp")
         path = os.path.join(run, "echo.sock")
-        q = qemu_factory(cmdline_extra=f"keydraw.echo={PORT}", extra_args=[
-            "-chardev", f"socket,id=qsecho,path={path},server=on,wait=off",
-            "-device", "virtio-serial-pci,id=qsports",
-            "-device", f"virtserialport,bus=qsports.0,chardev=qsecho,name={PORT}"])
+        q = qemu_factory(cmdline_extra=f"keydraw.echo={PORT}",
+                         extra_args=virtio_port_args(PORT, f"path={path},server=on,wait=off"))
         q.wait_serial(r"ECHO waiting", timeout=120)
         chardev = connect_chardev(path)
         try:
-            with serving(helper_binary, q, "--disable-ticketing", "--port-fd",
-                         f"{PORT}={chardev.fileno()}",
-                         pass_fds=[chardev.fileno()]) as (h, port):
-                chardev.close()             # the helper holds it now
-                q.wait_serial(r"ECHO connected", timeout=60)
-                since = len(q.serial_lines)
+            with serving_port(helper_binary, q, PORT, chardev) as (h, port, since):
                 lines, stderr = run_client(port, seed=1)
                 what = check_echo(q, h, lines, stderr, since)
                 q.wait_serial(r"ECHO n=%d\b" % (SIZE + TAIL), timeout=30, since=since)
@@ -200,17 +179,10 @@ if __name__ != "__main__":
         # qemu 9.2 renamed reconnect (seconds) to reconnect-ms.
         again = "reconnect=1" if qemu_flavour == "host" else "reconnect-ms=1000"
         try:
-            q = qemu_factory(cmdline_extra=f"keydraw.echo={PORT}", extra_args=[
-                "-chardev", f"socket,id=qsecho,path={path},server=off,{again}",
-                "-device", "virtio-serial-pci,id=qsports",
-                "-device", f"virtserialport,bus=qsports.0,chardev=qsecho,name={PORT}"])
+            q = qemu_factory(cmdline_extra=f"keydraw.echo={PORT}",
+                             extra_args=virtio_port_args(PORT, f"path={path},server=off,{again}"))
             q.wait_serial(r"ECHO waiting", timeout=120)
-            with serving(helper_binary, q, "--disable-ticketing", "--port-fd",
-                         f"{PORT}={listener.fileno()}",
-                         pass_fds=[listener.fileno()]) as (h, port):
-                listener.close()            # the helper holds it now
-                q.wait_serial(r"ECHO connected", timeout=60)
-                since = len(q.serial_lines)
+            with serving_port(helper_binary, q, PORT, listener) as (h, port, since):
                 lines, stderr = run_client(port, seed=4)
                 what = check_echo(q, h, lines, stderr, since)
             log = h.stderr()
