@@ -109,6 +109,8 @@ static int print_capabilities(void)
         "ticket-fd",       /* --ticket-fd: the password on a pipe */
         "control-fd",      /* --control-fd: org.qemuspice.Helper1 */
         "multi-console",   /* every graphic console, or --console N */
+        "sessions",        /* several clients at once: --max-sessions, --when-full */
+        "view-ticket",     /* view-only clients: --view-ticket-file, --view-ticket-fd */
         "confinement",     /* --user and the rest of --help-confinement */
         "port-fd",         /* --port-fd NAME=FD: virtio-serial ports as port channels */
     };

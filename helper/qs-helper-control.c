@@ -30,6 +30,35 @@ static gboolean set_ticket(const char *password, gsize len, gint64 expiry_us,
     return TRUE;
 }
 
+static gboolean set_view_ticket(const char *password, gsize len, gint64 expiry_us,
+                                gpointer data, GError **error)
+{
+    QsHelperControl *hc = data;
+    g_autoptr(QsTicket) ticket = NULL;
+
+    if (!qs_server_get_ticket(hc->server)) {
+        g_set_error(error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
+                    "ticketing is disabled: every client has control, a "
+                    "view-only ticket would mean nothing");
+        return FALSE;
+    }
+    if (len > 0) {
+        if (!(ticket = qs_ticket_new(password, len, expiry_us, error))) {
+            return FALSE;
+        }
+        if (qs_ticket_same_password(ticket, qs_server_get_ticket(hc->server))) {
+            g_set_error(error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
+                        "the view-only ticket must differ from the ticket");
+            return FALSE;
+        }
+    }
+    qs_server_set_view_ticket(hc->server, ticket);
+    g_message("control: %s", !ticket ? "view-only ticket removed"
+                             : expiry_us ? "new view-only ticket (with an expiry)"
+                                         : "new view-only ticket (no expiry)");
+    return TRUE;
+}
+
 static gboolean set_certificates(const guint8 *cert, gsize cert_len,
                                  const guint8 *key, gsize key_len,
                                  gpointer data, GError **error)
@@ -60,6 +89,12 @@ static GVariant *list_clients(gpointer data)
         g_variant_builder_add(&b, "{sv}", "since",
             g_variant_new_int64(c->since_us / G_USEC_PER_SEC));
         g_variant_builder_add(&b, "{sv}", "tls", g_variant_new_boolean(c->tls));
+        g_variant_builder_add(&b, "{sv}", "rights",
+                              g_variant_new_string(c->view_only ? "view" : "control"));
+        g_variant_builder_add(&b, "{sv}", "bytes", g_variant_new_uint64(c->bytes_sent));
+        g_variant_builder_add(&b, "{sv}", "link-bps",
+                              g_variant_new_uint64(c->link_bytes_per_sec * 8));
+        g_variant_builder_add(&b, "{sv}", "rtt-us", g_variant_new_uint32(c->link_srtt_us));
         g_variant_builder_add(&b, "{sv}", "channels",
             g_variant_new_strv((const char *const *)c->channels, -1));
         g_variant_builder_close(&b);
@@ -71,6 +106,7 @@ const QsControlOps *qs_helper_control_ops(void)
 {
     static const QsControlOps ops = {
         .set_ticket = set_ticket,
+        .set_view_ticket = set_view_ticket,
         .set_certificates = set_certificates,
         .list_clients = list_clients,
     };

@@ -20,6 +20,7 @@ static const KnownGroup known[] = {
                   "secure-channels", "host", NULL } },
     { "ticket", { "lifetime", NULL } },
     { "helper", { "path", "user", "log-dir", NULL } },
+    { "sessions", { "max", "when-full", NULL } },
 };
 
 #define BAD(key_group, key, ...) \
@@ -50,7 +51,7 @@ static gboolean check_known(GKeyFile *kf, const char *name, GError **error)
         if (!kg) {
             g_set_error(error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_GROUP_NOT_FOUND,
                         "%s: unknown group [%s] (known: launcher, listen, "
-                        "ticket, helper)", name, groups[g]);
+                        "ticket, helper, sessions)", name, groups[g]);
             return FALSE;
         }
         keys = g_key_file_get_keys(kf, groups[g], NULL, NULL);
@@ -237,6 +238,8 @@ static void set_defaults(QsLaunchConfig *cfg)
     cfg->helper_path = g_strdup(QS_HELPER_PATH);
     cfg->helper_user = g_strdup("nobody");
     cfg->log_dir = g_strdup("/var/log/qemu-spice");
+    cfg->max_sessions = 4;
+    cfg->when_full = g_strdup("refuse");
 }
 
 static gboolean apply(QsLaunchConfig *cfg, GKeyFile *kf, const char *name,
@@ -332,6 +335,17 @@ static gboolean apply(QsLaunchConfig *cfg, GKeyFile *kf, const char *name,
         g_free(cfg->helper_user);
         cfg->helper_user = g_steal_pointer(&v);
     }
+    if (!get_uint(kf, name, "sessions", "max", 1, 16, &cfg->max_sessions, error)) {
+        return FALSE;
+    }
+    g_clear_pointer(&v, g_free);
+    if ((v = get_string(kf, "sessions", "when-full"))) {
+        if (strcmp(v, "refuse") != 0 && strcmp(v, "replace") != 0) {
+            return BAD("sessions", "when-full", "'%s' is not 'refuse' or 'replace'", v);
+        }
+        g_free(cfg->when_full);
+        cfg->when_full = g_steal_pointer(&v);
+    }
     if (!cfg->plain && !cfg->tls) {
         return BAD("listen", "plain", "both plain and tls are false: the "
                    "helper would have no listener");
@@ -397,6 +411,7 @@ void qs_launch_config_free(QsLaunchConfig *cfg)
     g_free(cfg->listen_address);
     g_free(cfg->tls_dir);
     g_free(cfg->secure_channels);
+    g_free(cfg->when_full);
     g_free(cfg->console_host);
     g_free(cfg->helper_path);
     g_free(cfg->helper_user);

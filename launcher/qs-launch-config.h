@@ -44,6 +44,9 @@ typedef struct {
     uid_t helper_uid;
     gid_t helper_gid;
     char *log_dir;
+    /* [sessions]: the helper's --max-sessions and --when-full */
+    guint max_sessions;
+    char *when_full;
 } QsLaunchConfig;
 
 /* Loads PATH (or the default file, which may be absent) over the defaults.

@@ -182,6 +182,8 @@ static gboolean spawn(Session *s, GError **error)
         .control_fd = s->control_fd,
         .tls_dir = s->tls_private,
         .secure_channels = s->cfg->secure_channels,
+        .max_sessions = s->cfg->max_sessions,
+        .when_full = s->cfg->when_full,
         .password = s->password,
         .ticket_expiry = s->st->ticket_expiry,
         .uid = s->uid,

@@ -315,6 +315,8 @@ pid_t qs_spawn_helper(const QsSpawnSpec *s, GError **error)
                                                   s->secure_channels));
         }
     }
+    g_ptr_array_add(argv, g_strdup_printf("--max-sessions=%u", s->max_sessions));
+    g_ptr_array_add(argv, g_strdup_printf("--when-full=%s", s->when_full));
     g_ptr_array_add(argv, g_strdup("--ticket-fd=6"));
     if (s->control_fd >= 0) {
         g_ptr_array_add(argv, g_strdup("--control-fd=7"));

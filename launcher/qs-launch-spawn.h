@@ -41,6 +41,8 @@ typedef struct {
     int control_fd;            /* listening control socket, or -1 */
     const char *tls_dir;
     const char *secure_channels;
+    guint max_sessions;
+    const char *when_full;
     const char *password;
     gint64 ticket_expiry;      /* 0: never */
     uid_t uid;

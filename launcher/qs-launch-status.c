@@ -32,10 +32,17 @@ static char *helper_clients(QsLaunchConfig *cfg, const QsLaunchState *st,
     for (gsize i = 0; i < g_variant_n_children(clients); i++) {
         g_autoptr(GVariant) c = g_variant_get_child_value(clients, i);
         g_autofree char *address = NULL;
+        g_autofree char *rights = NULL;
         g_autofree const char **chans = NULL;
         gint64 since = 0;
         gboolean tls = FALSE;
+        guint64 bytes = 0, bps = 0;
+        guint32 rtt_us = 0;
 
+        g_variant_lookup(c, "rights", "s", &rights);
+        g_variant_lookup(c, "bytes", "t", &bytes);
+        g_variant_lookup(c, "link-bps", "t", &bps);
+        g_variant_lookup(c, "rtt-us", "u", &rtt_us);
         g_variant_lookup(c, "address", "s", &address);
         g_variant_lookup(c, "since", "x", &since);
         g_variant_lookup(c, "tls", "b", &tls);
@@ -44,8 +51,11 @@ static char *helper_clients(QsLaunchConfig *cfg, const QsLaunchState *st,
             g_string_append(out, i ? ",{\"address\":" : "{\"address\":");
             qs_json_append_string(out, address ? address : "");
             g_string_append_printf(out, ",\"since\":%" G_GINT64_FORMAT
-                                   ",\"tls\":%s,\"channels\":[", since,
-                                   tls ? "true" : "false");
+                                   ",\"tls\":%s,\"rights\":\"%s\",\"bytes\":%" G_GUINT64_FORMAT
+                                   ",\"link_bps\":%" G_GUINT64_FORMAT ",\"rtt_us\":%u"
+                                   ",\"channels\":[", since, tls ? "true" : "false",
+                                   rights && strcmp(rights, "view") == 0 ? "view" : "control",
+                                   bytes, bps, rtt_us);
             for (guint k = 0; chans && chans[k]; k++) {
                 g_string_append(out, k ? "," : "");
                 qs_json_append_string(out, chans[k]);
@@ -55,9 +65,11 @@ static char *helper_clients(QsLaunchConfig *cfg, const QsLaunchState *st,
             g_autofree char *names = chans ? g_strjoinv(",", (char **)chans)
                                            : g_strdup("");
 
-            g_string_append_printf(out, "%s%s (%s%s)", i ? ", " : "",
-                                   address ? address : "?",
-                                   tls ? "TLS, " : "", names);
+            g_string_append_printf(out, "%s%s (%s%s%s; %.1f Mbit/s, %u ms, %" G_GUINT64_FORMAT
+                                   " KiB sent)", i ? ", " : "", address ? address : "?",
+                                   rights && strcmp(rights, "view") == 0 ? "view only, " : "",
+                                   tls ? "TLS, " : "", names, bps / 1e6, rtt_us / 1000,
+                                   bytes / 1024);
         }
     }
     if (json) {

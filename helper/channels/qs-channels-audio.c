@@ -16,7 +16,7 @@ QsSession *qs_channels_recorder(QsChannels *hub)
     for (guint i = 0; i < hub->sessions->len; i++) {
         QsSession *s = g_ptr_array_index(hub->sessions, i);
 
-        if (s->record) {
+        if (s->record && !s->view_only) {
             return s;
         }
     }

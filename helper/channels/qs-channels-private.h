@@ -44,7 +44,7 @@ QsSession *qs_channels_newest(QsChannels *hub);
 uint32_t qs_channels_new_session_id(QsChannels *hub);
 /* Makes room for a new session as the policy says (ends the oldest, with
  * QS_WHEN_FULL_REPLACE) and adds it; the newest from now on. */
-QsSession *qs_channels_add_session(QsChannels *hub, uint32_t id);
+QsSession *qs_channels_add_session(QsChannels *hub, uint32_t id, gboolean view_only);
 /* Takes `session` out of the table and frees it, telling its channels why. */
 void qs_channels_end_session(QsChannels *hub, QsSession *session, const char *reason);
 /* The ids of the sessions now, oldest first, 0-terminated (the table may
@@ -52,7 +52,8 @@ void qs_channels_end_session(QsChannels *hub, QsSession *session, const char *re
 uint32_t *qs_channels_session_ids(QsChannels *hub);
 
 /* qs-channels-audio.c */
-/* The session whose client's sound goes to the guest, or NULL. */
+/* The session whose client's sound goes to the guest (never a view-only
+ * one), or NULL. */
 QsSession *qs_channels_recorder(QsChannels *hub);
 /* After the recorder left: the next one starts, if the guest records. */
 void qs_channels_record_resume(QsChannels *hub);

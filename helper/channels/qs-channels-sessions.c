@@ -44,7 +44,7 @@ void qs_channels_end_session(QsChannels *hub, QsSession *session, const char *re
     qs_heap_trim_soon();
 }
 
-QsSession *qs_channels_add_session(QsChannels *hub, uint32_t id)
+QsSession *qs_channels_add_session(QsChannels *hub, uint32_t id, gboolean view_only)
 {
     QsSession *session;
 
@@ -57,6 +57,7 @@ QsSession *qs_channels_add_session(QsChannels *hub, uint32_t id)
         qs_channels_end_session(hub, g_ptr_array_index(hub->sessions, 0), why);
     }
     session = qs_session_new(&hub->ctx, id);
+    session->view_only = view_only;
     g_ptr_array_add(hub->sessions, session);
     return session;
 }
@@ -88,10 +89,12 @@ void qs_client_info_free(QsClientInfo *info)
 }
 
 /* "display" for head 0 (as before heads), "display:N" for the others. */
-static void add_name(GPtrArray *names, QsChannel *ch, const char *type, guint id)
+static void add_name(QsClientInfo *info, GPtrArray *names, QsChannel *ch, const char *type,
+                     guint id)
 {
     if (ch) {
         g_ptr_array_add(names, id ? g_strdup_printf("%s:%u", type, id) : g_strdup(type));
+        info->bytes_sent += ch->sent_bytes;
     }
 }
 
@@ -103,21 +106,27 @@ static QsClientInfo *client_info(QsChannels *hub, QsSession *s)
     info->address = g_strdup(qs_conn_get_link_info(s->main->conn)->peer);
     info->tls = qs_conn_get_link_info(s->main->conn)->tls;
     info->since_us = s->since_us;
-    add_name(names, s->main, "main", 0);
+    info->view_only = s->view_only;
+    add_name(info, names, s->main, "main", 0);
     for (guint i = 0; i < hub->ctx.n_heads; i++) {
-        add_name(names, s->displays[i], "display", i);
+        add_name(info, names, s->displays[i], "display", i);
     }
-    add_name(names, s->inputs, "inputs", 0);
+    add_name(info, names, s->inputs, "inputs", 0);
     for (guint i = 0; i < hub->ctx.n_heads; i++) {
-        add_name(names, s->cursors[i], "cursor", i);
+        add_name(info, names, s->cursors[i], "cursor", i);
     }
-    add_name(names, s->playback, "playback", 0);
-    add_name(names, s->record, "record", 0);
+    add_name(info, names, s->playback, "playback", 0);
+    add_name(info, names, s->record, "record", 0);
     for (guint i = 0; i < hub->ctx.n_bridges; i++) {
         if (s->vmcs[i]) {
             g_ptr_array_add(names, g_strdup_printf("port:%s",
                                                    qs_vmc_bridge_get_name(hub->ctx.bridges[i])));
+            info->bytes_sent += s->vmcs[i]->sent_bytes;
         }
+    }
+    if (s->displays[0]) {
+        qs_display_channel_link_estimate(s->displays[0], &info->link_bytes_per_sec,
+                                         &info->link_srtt_us);
     }
     g_ptr_array_add(names, NULL);
     info->channels = (char **)g_ptr_array_free(names, FALSE);

@@ -85,14 +85,16 @@ static QsAgent *agent_new(QsChannel *main, gpointer owner)
 {
     QsChannels *hub = owner;
 
-    return qs_agent_new(main, hub, hub->ctx.n_heads);
+    /* A view-only client's agent serves nothing (no clipboard, no
+     * monitors config): it is announced as absent. */
+    return qs_agent_new(main, main->session->view_only ? NULL : hub, hub->ctx.n_heads);
 }
 
 static gboolean may_record(QsSession *session, gpointer owner)
 {
     QsSession *recorder = qs_channels_recorder(owner);
 
-    return !recorder || recorder == session;
+    return !session->view_only && (!recorder || recorder == session);
 }
 
 static const QsChannelContextOps context_ops = {
@@ -195,17 +197,26 @@ static void set_cap(guint32 *caps, guint *n_caps, guint cap)
 }
 
 /* Whether channel (type, id) may link for session `session_id`: its
- * chardev is bridged, and no other session's channel holds it (a byte
- * stream has one client at a time: the first keeps it). */
+ * chardev is bridged, the session may send the guest input (a port's
+ * bytes reach the guest: not for a view-only client), and no other
+ * session's channel holds it (a byte stream has one client at a time: the
+ * first keeps it). */
 static SpiceLinkErr bridge_link(QsChannels *hub, const QsLinkInfo *info)
 {
     for (guint i = 0; i < hub->ctx.n_bridges; i++) {
         QsVmcBridge *b = hub->ctx.bridges[i];
+        QsSession *session;
         QsChannel *holder;
 
         if (qs_vmc_bridge_get_channel_type(b) != info->channel_type ||
             qs_vmc_bridge_get_channel_id(b) != info->channel_id) {
             continue;
+        }
+        session = qs_channels_session(hub, info->connection_id);
+        if (session && session->view_only) {
+            g_message("%s: view-only client %s refused: its bytes would reach the guest",
+                      qs_vmc_bridge_get_name(b), info->peer);
+            return SPICE_LINK_ERR_CHANNEL_NOT_AVAILABLE;
         }
         holder = qs_vmc_bridge_get_channel(b);
         if (holder && holder->session && holder->session->id != info->connection_id) {
@@ -330,7 +341,7 @@ static void on_attach(QsConn *conn, gpointer user_data)
     QsSession *session;
 
     if (info->channel_type == SPICE_CHANNEL_MAIN) {
-        session = qs_channels_add_session(hub, info->session_id);
+        session = qs_channels_add_session(hub, info->session_id, info->view_only);
     } else {
         session = qs_channels_session(hub, info->session_id);
     }

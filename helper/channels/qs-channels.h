@@ -77,6 +77,11 @@ typedef struct {
     gint64 since_us;        /* wall clock when its main channel linked */
     gboolean tls;           /* main channel on the TLS port */
     char **channels;        /* linked channel names, e.g. "main", "display" */
+    gboolean view_only;     /* linked with the view-only ticket */
+    uint64_t bytes_sent;    /* message bytes queued to it, all channels */
+    /* The first display's link estimate (0: none yet). */
+    uint64_t link_bytes_per_sec;
+    uint32_t link_srtt_us;
 } QsClientInfo;
 
 void qs_client_info_free(QsClientInfo *info);

@@ -177,3 +177,12 @@ QsChannel *qs_display_channel_new(QsSession *session, QsConn *conn)
     qs_channel_set_ack(&dc->base, QS_DISPLAY_ACK_WINDOW);
     return &dc->base;
 }
+
+void qs_display_channel_link_estimate(QsChannel *ch, uint64_t *bytes_per_sec,
+                                      uint32_t *srtt_us)
+{
+    const QsBwe *bwe = qs_display_plan_bwe(((QsDisplayChannel *)ch)->plan);
+
+    *bytes_per_sec = qs_bwe_bandwidth(bwe);
+    *srtt_us = qs_bwe_srtt_us(bwe);
+}

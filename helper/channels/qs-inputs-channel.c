@@ -95,7 +95,15 @@ static gboolean inputs_handle(QsChannel *ch, const QsClientMsg *msg, GError **er
         break;
     }
     if (!input) {
-        return TRUE;    /* view only */
+        return TRUE;    /* a console without input */
+    }
+    if (ch->session->view_only) {
+        if (!ch->session->input_dropped_said && msg->type != SPICE_MSGC_INPUTS_KEY_MODIFIERS) {
+            ch->session->input_dropped_said = TRUE;
+            g_message("inputs channel: input from a view-only client dropped "
+                      "(said once per session)");
+        }
+        return TRUE;
     }
     switch (msg->type) {
     case SPICE_MSGC_INPUTS_KEY_DOWN:

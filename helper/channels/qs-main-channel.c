@@ -33,7 +33,10 @@ static void send_init(QsChannel *ch)
     const char *name = session->ctx->vm_name;
     const uint8_t *uuid = session->ctx->vm_uuid;
 
-    if (!agent) {
+    if (session->view_only) {
+        g_message("main channel: view-only client: no agent (no clipboard, no "
+                  "resize), input and microphone not passed on");
+    } else if (!agent) {
         g_message("main channel: no agent for this client (qemu's D-Bus "
                   "clipboard is not available): no clipboard sharing");
     }

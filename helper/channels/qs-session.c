@@ -128,6 +128,13 @@ void qs_session_attach(QsSession *session, QsConn *conn)
         *slot = qs_record_channel_new(session, conn);
         break;
     default:
+        /* The link check refuses these; a link that showed the view-only
+         * ticket for a session that did not is closed here. */
+        if (session->view_only || info->view_only) {
+            qs_conn_close(conn, "view-only client: no port channel (its bytes would "
+                                "reach the guest)");
+            break;
+        }
         *slot = qs_vmc_channel_new(session, conn,
                                    session->ctx->bridges[slot - session->vmcs]);
         break;

@@ -21,6 +21,10 @@ struct QsSession {
     QsChannel *vmcs[QS_CHANNELS_MAX_BRIDGES];   /* by the context's bridge index */
     uint16_t mouse_mode;        /* SPICE_MOUSE_MODE_SERVER or _CLIENT */
     gint64 since_us;            /* wall clock when its main channel linked */
+    /* Its client showed the view-only ticket: it sees and hears the guest;
+     * its input, clipboard, resize and microphone do not reach it. */
+    gboolean view_only;
+    gboolean input_dropped_said;
 };
 
 QsSession *qs_session_new(const QsChannelContext *ctx, uint32_t id);
@@ -41,6 +45,10 @@ void qs_session_update_mouse_mode(QsSession *session, uint16_t requested);
 QsChannel *qs_main_channel_new(QsSession *session, QsConn *conn);
 void qs_main_channel_send_mouse_mode(QsChannel *ch);
 QsChannel *qs_display_channel_new(QsSession *session, QsConn *conn);
+/* The display plan's link estimate: bytes a second and smoothed RTT (0
+ * when not measured yet). */
+void qs_display_channel_link_estimate(QsChannel *ch, uint64_t *bytes_per_sec,
+                                      uint32_t *srtt_us);
 void qs_display_channel_pump(QsChannel *ch);
 QsChannel *qs_inputs_channel_new(QsSession *session, QsConn *conn);
 void qs_inputs_channel_modifiers_changed(QsChannel *ch);

@@ -106,6 +106,27 @@ static gboolean on_set_ticket(QsDBusHelper1 *iface,
     return G_DBUS_METHOD_INVOCATION_HANDLED;
 }
 
+static gboolean on_set_view_ticket(QsDBusHelper1 *iface, GDBusMethodInvocation *inv,
+                                   const char *password, gint64 expiry)
+{
+    QsControl *ctl = QS_CONTROL_OBJECT(iface)->ctl;
+    g_autoptr(GError) error = NULL;
+
+    if (expiry < 0 || expiry > G_MAXINT64 / G_USEC_PER_SEC) {
+        g_dbus_method_invocation_return_error(inv, G_IO_ERROR,
+            G_IO_ERROR_INVALID_ARGUMENT,
+            "expiry must be 0 (never) or seconds since the epoch");
+        return G_DBUS_METHOD_INVOCATION_HANDLED;
+    }
+    if (!ctl->ops->set_view_ticket(password, strlen(password), expiry * G_USEC_PER_SEC,
+                                   ctl->data, &error)) {
+        g_dbus_method_invocation_return_gerror(inv, error);
+        return G_DBUS_METHOD_INVOCATION_HANDLED;
+    }
+    qs_dbus_helper1_complete_set_view_ticket(iface, inv);
+    return G_DBUS_METHOD_INVOCATION_HANDLED;
+}
+
 static gboolean on_set_certificates(QsDBusHelper1 *iface,
                                     GDBusMethodInvocation *inv,
                                     GVariant *cert, GVariant *key)
@@ -149,6 +170,7 @@ static gboolean on_get_status(QsDBusHelper1 *iface,
 static void qs_control_object_iface_init(QsDBusHelper1Iface *iface)
 {
     iface->handle_set_ticket = on_set_ticket;
+    iface->handle_set_view_ticket = on_set_view_ticket;
     iface->handle_set_certificates = on_set_certificates;
     iface->handle_get_status = on_get_status;
 }

@@ -22,12 +22,15 @@ typedef struct {
     gboolean (*set_ticket)(const char *password, gsize len, gint64 expiry_us,
                            gboolean disconnect, guint *kept, gpointer data,
                            GError **error);
+    /* A new view-only ticket; len 0 removes it. */
+    gboolean (*set_view_ticket)(const char *password, gsize len, gint64 expiry_us,
+                                gpointer data, GError **error);
     /* New TLS credentials from PEM text. */
     gboolean (*set_certificates)(const guint8 *cert, gsize cert_len,
                                  const guint8 *key, gsize key_len,
                                  gpointer data, GError **error);
     /* The connected clients as "aa{sv}" (address s, since x, tls b,
-     * channels as); a floating or full reference. */
+     * rights s, channels as); a floating or full reference. */
     GVariant *(*list_clients)(gpointer data);
 } QsControlOps;
 

@@ -9,4 +9,5 @@
 /* Takes the stream; `first`/`first_len` are raw bytes queued before any
  * message (the link result). */
 QsConn *qs_conn_new(QsStream *stream, const QsLinkMess *mess,
-                    guint32 session_id, const guint8 *first, gsize first_len);
+                    guint32 session_id, gboolean view_only, const guint8 *first,
+                    gsize first_len);

@@ -94,7 +94,8 @@ static void update_condition(QsConn *conn)
 }
 
 QsConn *qs_conn_new(QsStream *stream, const QsLinkMess *mess,
-                    guint32 session_id, const guint8 *first, gsize first_len)
+                    guint32 session_id, gboolean view_only, const guint8 *first,
+                    gsize first_len)
 {
     QsConn *conn = g_new0(QsConn, 1);
     guint n = mess->n_common_caps + mess->n_channel_caps;
@@ -117,6 +118,7 @@ QsConn *qs_conn_new(QsStream *stream, const QsLinkMess *mess,
         .n_channel_caps = mess->n_channel_caps,
         .tls = qs_stream_is_tls(stream),
         .peer = conn->peer,
+        .view_only = view_only,
     };
     conn->mini = qs_caps_test(conn->caps, mess->n_common_caps,
                               SPICE_COMMON_CAP_MINI_HEADER);

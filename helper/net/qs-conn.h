@@ -37,6 +37,7 @@ typedef struct {
     guint n_channel_caps;
     gboolean tls;               /* linked on the TLS port */
     const char *peer;           /* "address:port" of the client, for logs */
+    gboolean view_only;         /* it showed the view-only ticket */
 } QsLinkInfo;
 
 /* TRUE if bit `cap` is set in a cap word array (bounds-checked). */

@@ -42,6 +42,7 @@ typedef struct {
     GSource *deadline;
     GSource *delay;
     gboolean charged; /* took a token of the link rate limit */
+    gboolean view_only; /* its ticket was the view-only one */
 } Pending;
 
 #define LOG_WINDOW_US (10 * G_USEC_PER_SEC)
@@ -197,6 +198,7 @@ static QsLinkInfo info_of(Pending *p, guint32 session_id)
         .session_id = session_id,
         .channel_type = p->mess.channel_type,
         .channel_id = p->mess.channel_id,
+        .view_only = p->view_only,
         .common_caps = p->mess.common_caps,
         .n_common_caps = p->mess.n_common_caps,
         .channel_caps = p->mess.channel_caps,
@@ -316,13 +318,14 @@ static gboolean finish_link(Pending *p)
 
         memcpy(first, p->out + p->out_off, n);
         memcpy(first + n, ok, 4);
-        conn = qs_conn_new(stream, &p->mess, session_id, first, n + 4);
+        conn = qs_conn_new(stream, &p->mess, session_id, p->view_only, first, n + 4);
     }
-    g_message("%s channel %u:%u linked from %s%s",
+    g_message("%s channel %u:%u linked from %s%s%s",
               qs_channel_type_to_string(p->mess.channel_type),
               p->mess.channel_type, p->mess.channel_id,
               qs_stream_get_peer(stream),
-              qs_stream_is_tls(stream) ? " (TLS)" : "");
+              qs_stream_is_tls(stream) ? " (TLS)" : "",
+              p->view_only ? " (view only)" : "");
     pending_free(p);
     if (s->cb.attach) {
         s->cb.attach(conn, s->user_data);
@@ -350,9 +353,17 @@ static gboolean handle_ticket(Pending *p)
         const guint8 *nul = memchr(plain, '\0', len);
         gsize pw_len = nul ? (gsize)(nul - plain) : len;
 
-        res = s->ticket ? qs_ticket_check(s->ticket, plain, pw_len,
-                                          g_get_real_time())
-                        : QS_TICKET_OK;
+        gint64 now = g_get_real_time();
+        /* Both are always compared: the time taken does not say which
+         * one the candidate resembled. */
+        QsTicketResult view = s->view_ticket ? qs_ticket_check(s->view_ticket, plain, pw_len, now)
+                                             : QS_TICKET_WRONG;
+
+        res = s->ticket ? qs_ticket_check(s->ticket, plain, pw_len, now) : QS_TICKET_OK;
+        if (res != QS_TICKET_OK && view != QS_TICKET_WRONG) {
+            res = view;
+            p->view_only = view == QS_TICKET_OK;
+        }
     }
     explicit_bzero(plain, sizeof(plain));
     if (res == QS_TICKET_OK) {

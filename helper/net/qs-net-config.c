@@ -18,6 +18,7 @@ void qs_net_config_init(QsNetConfig *cfg)
     cfg->listen_fd = -1;
     cfg->tls_listen_fd = -1;
     cfg->ticket_fd = -1;
+    cfg->view_ticket_fd = -1;
     cfg->max_pending = 64;
     cfg->max_pending_per_source = 16;
     cfg->link_timeout_s = 10;
@@ -36,6 +37,8 @@ void qs_net_config_clear(QsNetConfig *cfg)
     g_clear_pointer(&cfg->ticket_expiry, g_free);
     g_clear_pointer(&cfg->secure_channels, g_free);
     g_clear_pointer(&cfg->ticket, qs_ticket_unref);
+    g_clear_pointer(&cfg->view_ticket_file, g_free);
+    g_clear_pointer(&cfg->view_ticket, qs_ticket_unref);
 }
 
 GOptionGroup *qs_net_option_group(QsNetConfig *cfg)
@@ -62,6 +65,12 @@ GOptionGroup *qs_net_option_group(QsNetConfig *cfg)
         { "ticket-fd", 0, 0, G_OPTION_ARG_INT, &cfg->ticket_fd,
           "Read the ticket (same format) from FD until EOF, then close it",
           "FD" },
+        { "view-ticket-file", 0, 0, G_OPTION_ARG_FILENAME, &cfg->view_ticket_file,
+          "A second ticket (same format, another password) for view-only "
+          "clients: they see and hear the guest, their input, clipboard, "
+          "resize and microphone do not reach it", "PATH" },
+        { "view-ticket-fd", 0, 0, G_OPTION_ARG_INT, &cfg->view_ticket_fd,
+          "The view-only ticket from FD until EOF, then close it", "FD" },
         { "ticket-expiry", 0, 0, G_OPTION_ARG_STRING, &cfg->ticket_expiry,
           "Ticket expiry: never, SECONDS or +SECONDS from start, or "
           "@UNIX_SECONDS; checked at every channel link", "WHEN" },
@@ -105,19 +114,21 @@ GOptionGroup *qs_net_option_group(QsNetConfig *cfg)
     return group;
 }
 
-static char *read_ticket_source(QsNetConfig *cfg, gsize *len, GError **error)
+/* The contents of a ticket file, or of a ticket descriptor read to its end
+ * and closed (*fd becomes -1). */
+static char *read_ticket_source(const char *file, gint *fd, gsize *len, GError **error)
 {
     char *text = NULL;
 
-    if (cfg->ticket_file) {
-        if (!g_file_get_contents(cfg->ticket_file, &text, len, error)) {
+    if (file) {
+        if (!g_file_get_contents(file, &text, len, error)) {
             return NULL;
         }
         if (*len > TICKET_SOURCE_MAX) {
             explicit_bzero(text, *len);
             g_free(text);
             g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
-                        "%s: too large for a ticket", cfg->ticket_file);
+                        "%s: too large for a ticket", file);
             return NULL;
         }
         return text;
@@ -125,7 +136,7 @@ static char *read_ticket_source(QsNetConfig *cfg, gsize *len, GError **error)
     text = g_malloc0(TICKET_SOURCE_MAX + 1);
     *len = 0;
     for (;;) {
-        ssize_t n = read(cfg->ticket_fd, text + *len,
+        ssize_t n = read((*fd), text + *len,
                          TICKET_SOURCE_MAX + 1 - *len);
 
         if (n < 0 && errno == EINTR) {
@@ -133,19 +144,19 @@ static char *read_ticket_source(QsNetConfig *cfg, gsize *len, GError **error)
         }
         if (n < 0) {
             g_set_error(error, G_IO_ERROR, g_io_error_from_errno(errno),
-                        "reading the ticket from fd %d: %s", cfg->ticket_fd,
+                        "reading the ticket from fd %d: %s", (*fd),
                         g_strerror(errno));
             break;
         }
         if (n == 0) {
-            close(cfg->ticket_fd);
-            cfg->ticket_fd = -1;
+            close((*fd));
+            (*fd) = -1;
             return text;
         }
         *len += (gsize)n;
         if (*len > TICKET_SOURCE_MAX) {
             g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
-                        "fd %d: too large for a ticket", cfg->ticket_fd);
+                        "fd %d: too large for a ticket", (*fd));
             break;
         }
     }
@@ -178,6 +189,21 @@ static gboolean parse_secure_channels(QsNetConfig *cfg, GError **error)
         cfg->secure_mask |= 1u << type;
     }
     return TRUE;
+}
+
+static QsTicket *load_ticket(const char *file, gint *fd, gint64 expiry, GError **error)
+{
+    gsize len = 0;
+    char *text = read_ticket_source(file, fd, &len, error);
+    QsTicket *ticket;
+
+    if (!text) {
+        return NULL;
+    }
+    ticket = qs_ticket_parse(text, len, expiry, error);
+    explicit_bzero(text, len);
+    g_free(text);
+    return ticket;
 }
 
 #define USAGE(...) \
@@ -241,7 +267,8 @@ gboolean qs_net_config_validate(QsNetConfig *cfg, GError **error)
         return USAGE("--ticket-file and --ticket-fd exclude each other");
     }
     if (cfg->disable_ticketing) {
-        if (cfg->ticket_file || cfg->ticket_fd >= 0 || cfg->ticket_expiry) {
+        if (cfg->ticket_file || cfg->ticket_fd >= 0 || cfg->ticket_expiry ||
+            cfg->view_ticket_file || cfg->view_ticket_fd >= 0) {
             return USAGE("--disable-ticketing excludes the ticket options");
         }
         if (plain && !cfg->insecure &&
@@ -262,20 +289,22 @@ gboolean qs_net_config_validate(QsNetConfig *cfg, GError **error)
                                 &expiry, error)) {
         return FALSE;
     }
-    {
-        gsize len = 0;
-        char *text = read_ticket_source(cfg, &len, error);
-
-        if (!text) {
-            return FALSE;
-        }
-        g_clear_pointer(&cfg->ticket, qs_ticket_unref);
-        cfg->ticket = qs_ticket_parse(text, len, expiry, error);
-        explicit_bzero(text, len);
-        g_free(text);
-        if (!cfg->ticket) {
-            return FALSE;
-        }
+    if (cfg->view_ticket_file && cfg->view_ticket_fd >= 0) {
+        return USAGE("--view-ticket-file and --view-ticket-fd exclude each other");
+    }
+    g_clear_pointer(&cfg->ticket, qs_ticket_unref);
+    g_clear_pointer(&cfg->view_ticket, qs_ticket_unref);
+    if (!(cfg->ticket = load_ticket(cfg->ticket_file, &cfg->ticket_fd, expiry, error))) {
+        return FALSE;
+    }
+    if ((cfg->view_ticket_file || cfg->view_ticket_fd >= 0) &&
+        !(cfg->view_ticket = load_ticket(cfg->view_ticket_file, &cfg->view_ticket_fd,
+                                         expiry, error))) {
+        return FALSE;
+    }
+    /* The control password would always win: the view one would be dead. */
+    if (cfg->view_ticket && qs_ticket_same_password(cfg->ticket, cfg->view_ticket)) {
+        return USAGE("the view-only ticket has the same password as the ticket");
     }
     return TRUE;
 }

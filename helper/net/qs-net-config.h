@@ -18,6 +18,8 @@ typedef struct {
     char *ticket_file;
     gint ticket_fd;
     char *ticket_expiry;     /* "never", "+SECONDS" / "SECONDS" from start, "@UNIX" */
+    char *view_ticket_file;  /* a second password: view-only clients */
+    gint view_ticket_fd;
     gboolean disable_ticketing;
     gboolean insecure;       /* allow plain non-loopback listening without a ticket */
     char *secure_channels;   /* "all" or "main,display,..." */
@@ -33,6 +35,7 @@ typedef struct {
 
     /* Filled by qs_net_config_validate(). */
     QsTicket *ticket;        /* NULL iff ticketing is disabled */
+    QsTicket *view_ticket;   /* or NULL */
     guint32 secure_mask;     /* bit n set: channel type n needs TLS */
 } QsNetConfig;
 

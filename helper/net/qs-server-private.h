@@ -18,6 +18,7 @@ struct QsServer {
     QsTlsCreds *creds;
     char *tls_dir;
     QsTicket *ticket;
+    QsTicket *view_ticket;      /* a second password, for view-only clients */
     guint32 secure_mask;
     guint max_pending;
     guint max_pending_per_source;

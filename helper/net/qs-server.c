@@ -181,6 +181,7 @@ QsServer *qs_server_new(const QsNetConfig *cfg,
     s->cb = *callbacks;
     s->user_data = user_data;
     s->ticket = cfg->ticket ? qs_ticket_ref(cfg->ticket) : NULL;
+    s->view_ticket = cfg->view_ticket ? qs_ticket_ref(cfg->view_ticket) : NULL;
     s->secure_mask = cfg->secure_mask;
     s->max_pending = MAX(cfg->max_pending, 1);
     s->max_pending_per_source = MAX(cfg->max_pending_per_source, 1);
@@ -234,6 +235,7 @@ void qs_server_free(QsServer *s)
     qs_rate_limit_free(s->rate);
     qs_tls_creds_unref(s->creds);
     qs_ticket_unref(s->ticket);
+    qs_ticket_unref(s->view_ticket);
     g_free(s->tls_dir);
     g_free(s);
 }
@@ -272,6 +274,17 @@ gboolean qs_server_set_tls_pem(QsServer *s, const guint8 *cert,
     qs_tls_creds_unref(s->creds);
     s->creds = creds;
     return TRUE;
+}
+
+const QsTicket *qs_server_get_ticket(QsServer *s)
+{
+    return s->ticket;
+}
+
+void qs_server_set_view_ticket(QsServer *s, QsTicket *ticket)
+{
+    qs_ticket_unref(s->view_ticket);
+    s->view_ticket = ticket ? qs_ticket_ref(ticket) : NULL;
 }
 
 void qs_server_set_ticket(QsServer *s, QsTicket *ticket)

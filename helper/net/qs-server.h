@@ -65,6 +65,11 @@ gboolean qs_server_set_tls_pem(QsServer *server, const guint8 *cert,
 /* Replaces the ticket (NULL disables ticketing); established connections are
  * not affected, new links are checked against it. */
 void qs_server_set_ticket(QsServer *server, QsTicket *ticket);
+/* The ticket in force, NULL when ticketing is disabled. */
+const QsTicket *qs_server_get_ticket(QsServer *server);
+/* Replaces the view-only ticket (NULL: none): a client that shows it links
+ * with QsLinkInfo.view_only set. Established connections are not affected. */
+void qs_server_set_view_ticket(QsServer *server, QsTicket *ticket);
 
 /* The bound port of a listener (useful with port 0), 0 if none. */
 guint16 qs_server_get_port(QsServer *server, gboolean tls);

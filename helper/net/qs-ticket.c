@@ -173,3 +173,8 @@ QsTicketResult qs_ticket_check(const QsTicket *ticket, const guint8 *candidate,
     }
     return QS_TICKET_OK;
 }
+
+gboolean qs_ticket_same_password(const QsTicket *a, const QsTicket *b)
+{
+    return qs_const_time_equal(a->password, a->len, b->password, b->len);
+}

@@ -43,6 +43,9 @@ typedef enum {
 QsTicketResult qs_ticket_check(const QsTicket *ticket, const guint8 *candidate,
                                gsize len, gint64 now_us);
 
+/* Do the two tickets have one password (expiries aside)? */
+gboolean qs_ticket_same_password(const QsTicket *a, const QsTicket *b);
+
 /* Constant-time equality of two byte strings of possibly different
  * lengths (time depends only on the longer length). */
 gboolean qs_const_time_equal(const guint8 *a, gsize alen,

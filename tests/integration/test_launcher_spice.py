@@ -255,6 +255,7 @@ def test_real_helper_control(libvirtd, guest, paths, helper_binary, test_client)
         assert c["address"].startswith("127.0.0.1:") and c["tls"] is False, c
         assert {"main", "display"} <= set(c["channels"]), c
         assert abs(c["since"] - time.time()) < 60, c
+        assert c["rights"] == "control" and c["bytes"] > 0, c
         text = env.run("status", name, check=True).stdout
         assert f"clients: {c['address']} (" in text, text
 

@@ -11,7 +11,7 @@ import time
 import pytest
 
 from harness.qemu import parse_ppm
-from serve_support import READY_TIMEOUT, run_client, serving
+from serve_support import READY_TIMEOUT, run_client, serving, ticket_file
 
 
 def client(test_client, port, *args, timeout=40):
@@ -124,3 +124,35 @@ def test_bad_session_options(helper_binary, args, message):
                          stderr=subprocess.PIPE, text=True, timeout=20)
     assert res.returncode == 2, res
     assert message in res.stderr, res.stderr
+
+
+@pytest.mark.timeout(150)
+def test_view_only_input_stays_out(qemu_factory, guest, helper_binary, test_client, tmp_path):
+    """A client with the view-only ticket gets the picture; its key press
+    and click never reach the guest (the guest's serial KEY/CLICK lines),
+    while a control client's key beside it does."""
+    q = qemu_factory(vga="virtio", mode="idle",
+                     extra_args=["-device", "qemu-xhci", "-device", "usb-tablet"])
+    q.wait_ready(timeout=READY_TIMEOUT)
+    q.wait_serial(r"^INPUT .*abs=1", timeout=READY_TIMEOUT)
+    control = ticket_file(tmp_path, "control", "control-pw")
+    view = ticket_file(tmp_path, "view", "view-pw")
+    with serving(helper_binary, q, "--ticket-file", control,
+                 "--view-ticket-file", view) as (h, port):
+        mark = q.serial_mark()
+        viewer = client(test_client, port, "--ticket-file", view, "info", "key", "0x10",
+                        "click", 300, 200, "sleep", 3000)
+        wait_linked(h, 1)
+        run_client(test_client, "--port", port, "--ticket-file", control,
+                   "--settle", "300", "screenshot", tmp_path / "c.ppm", timeout=30)
+        rc, out, err = finish(viewer)
+        assert rc == 0, (rc, err[-1500:])
+        assert '"surface"' in out, out
+        run_client(test_client, "--port", port, "--ticket-file", control, "key", "0x1e",
+                   "sleep", 300)
+        m = q.wait_serial(r"^(KEY code=\d+|CLICK .*)", timeout=10.0, since=mark)
+        assert m.group(1).startswith("KEY code=30"), m.string
+        log = h.stderr()
+        assert "linked from 127.0.0.1" in log and "(view only)" in log
+        assert "input from a view-only client dropped" in log
+        assert "view-only client: no agent" in log

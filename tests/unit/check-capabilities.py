@@ -16,6 +16,8 @@ OPTIONS = {
     "ticket-fd": ["--ticket-fd"],
     "control-fd": ["--control-fd"],
     "multi-console": ["--console"],
+    "sessions": ["--max-sessions", "--when-full"],
+    "view-ticket": ["--view-ticket-file", "--view-ticket-fd"],
     "confinement": ["--user", "--confine"],
     "port-fd": ["--port-fd"],
     "tls": ["--tls-listen-fd", "--tls-dir"],

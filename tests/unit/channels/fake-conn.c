@@ -64,6 +64,11 @@ void fake_conn_set_session_id(QsConn *conn, guint32 session_id)
     conn->info.session_id = session_id;
 }
 
+void fake_conn_set_view_only(QsConn *conn)
+{
+    conn->info.view_only = TRUE;
+}
+
 QsConn *qs_conn_ref(QsConn *conn)
 {
     conn->refs++;

@@ -16,6 +16,8 @@ typedef struct {
 QsConn *fake_conn_new(guint8 channel_type, guint8 channel_id,
                       guint32 connection_id, guint32 caps);
 void fake_conn_set_session_id(QsConn *conn, guint32 session_id);
+/* As if linked with the view-only ticket; before the link callbacks. */
+void fake_conn_set_view_only(QsConn *conn);
 /* A client message, through the handlers the channel layer installed. */
 void fake_conn_deliver(QsConn *conn, guint16 type, const void *data, gsize size);
 /* A PING is answered with its PONG from an idle (the next loop iteration)

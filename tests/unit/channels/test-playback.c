@@ -179,6 +179,7 @@ typedef struct {
     QsChannels *hub;
     QsConn *main, *playback;
     uint32_t session_id;
+    gboolean view_only;         /* link_channel links as a view-only client */
 } Fixture;
 
 static QsConn *link_channel(Fixture *fx, guint8 type, guint32 conn_id, guint32 caps,
@@ -186,6 +187,10 @@ static QsConn *link_channel(Fixture *fx, guint8 type, guint32 conn_id, guint32 c
 {
     const QsServerCallbacks *cb = qs_channels_server_callbacks();
     QsConn *conn = fake_conn_new(type, 0, conn_id, caps);
+
+    if (fx->view_only) {
+        fake_conn_set_view_only(conn);
+    }
     guint32 server_caps[QS_SERVER_MAX_CHANNEL_CAPS] = { 0 };
     guint n_caps = 0;
     guint32 session_id = 0;
@@ -673,6 +678,24 @@ static void test_sessions(void)
     g_assert_cmpuint(got->len, ==, 0);
     record_data(a_rec, 2, pcm, sizeof(pcm));
     g_assert_cmpuint(got->len, ==, sizeof(pcm));
+
+    /* A view-only session hears the guest but never records. */
+    fx.view_only = TRUE;
+    {
+        QsConn *v_main = link_channel(&fx, SPICE_CHANNEL_MAIN, 0, 0, SPICE_LINK_ERR_OK, NULL);
+        uint32_t v_id = qs_channels_get_session_id(fx.hub);
+        QsConn *v_rec = link_channel(&fx, SPICE_CHANNEL_RECORD, v_id, 0, SPICE_LINK_ERR_OK, NULL);
+
+        g_assert_false(sent_has(v_rec, "101"));
+        record_mode(v_rec, SPICE_AUDIO_DATA_MODE_RAW);
+        record_data(v_rec, 9, pcm, sizeof(pcm));
+        g_assert_cmpuint(got->len, ==, sizeof(pcm));
+        fake_conn_deliver(v_main, SPICE_MSGC_DISCONNECTING, "\0\0\0\0\0\0\0\0\0\0\0\0", 12);
+        fake_loop_run_pending();
+        qs_conn_unref(v_main);
+        qs_conn_unref(v_rec);
+    }
+    fx.view_only = FALSE;
 
     /* a leaves: b records from now on. */
     fake_conn_clear(b_rec);

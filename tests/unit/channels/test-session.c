@@ -23,6 +23,7 @@ typedef struct {
     uint32_t *canvas;           /* what a client would show */
     guint max_sessions;         /* the hub's, set before fixture_setup */
     QsWhenFull when_full;
+    gboolean view_only;         /* link_channel links as a view-only client */
 } Fixture;
 
 static uint32_t pattern(uint32_t x, uint32_t y, uint32_t salt)
@@ -52,6 +53,10 @@ static QsConn *link_channel(Fixture *fx, guint8 type, guint8 id, guint32 conn_id
     const QsServerCallbacks *cb = qs_channels_server_callbacks();
     QsConn *conn = fake_conn_new(type, id, conn_id, caps);
     guint32 server_caps[QS_SERVER_MAX_CHANNEL_CAPS];
+
+    if (fx->view_only) {
+        fake_conn_set_view_only(conn);
+    }
     guint n_caps = 99;
     guint32 session_id = 0;
     SpiceLinkErr err;
@@ -720,6 +725,45 @@ static void test_sessions_several(void)
     fixture_teardown(&fx);
 }
 
+/* A view-only client sees the screen; its keys and clicks never reach the
+ * guest, while a control client's beside it do. */
+static void test_view_only(void)
+{
+    Fixture fx = { 0 };
+    QsConn *view_main, *view_inputs, *view_display;
+    g_autoptr(GPtrArray) clients = NULL;
+
+    fixture_setup(&fx, TRUE);
+    scanout(&fx, 64, 64, 0);
+    fx.view_only = TRUE;
+    open_main(&fx, TRUE);
+    view_main = fx.main;
+    view_display = display_of(&fx, fx.session_id);
+    g_assert_cmpuint(fake_conn_sent(view_display)->len, >, 0);
+    view_inputs = link_channel(&fx, SPICE_CHANNEL_INPUTS, 0, fx.session_id, 0,
+                               SPICE_LINK_ERR_OK);
+    fake_conn_deliver(view_inputs, SPICE_MSGC_INPUTS_KEY_DOWN, "\x1e\0\0\0", 4);
+    fake_conn_deliver(view_inputs, SPICE_MSGC_INPUTS_KEY_UP, "\x9e\0\0\0", 4);
+    fake_conn_deliver(view_inputs, SPICE_MSGC_INPUTS_MOUSE_PRESS, "\x01\x01\0", 3);
+    g_assert_cmpstr(fake_input_log(fx.input), ==, "");
+    g_assert_null(fake_conn_close_reason(view_inputs));
+
+    fx.view_only = FALSE;
+    open_main(&fx, TRUE);
+    fx.inputs = link_channel(&fx, SPICE_CHANNEL_INPUTS, 0, fx.session_id, 0,
+                             SPICE_LINK_ERR_OK);
+    fake_conn_deliver(fx.inputs, SPICE_MSGC_INPUTS_KEY_DOWN, "\x1e\0\0\0", 4);
+    g_assert_cmpstr(fake_input_log(fx.input), !=, "");
+    clients = qs_channels_list_clients(fx.hub);
+    g_assert_cmpuint(clients->len, ==, 2);
+    g_assert_true(((QsClientInfo *)clients->pdata[0])->view_only);
+    g_assert_false(((QsClientInfo *)clients->pdata[1])->view_only);
+    qs_conn_unref(view_main);
+    qs_conn_unref(view_inputs);
+    qs_conn_unref(view_display);
+    fixture_teardown(&fx);
+}
+
 /* Full and replacing, with room for two: the oldest session ends. */
 static void test_sessions_replace_oldest(void)
 {
@@ -902,6 +946,7 @@ int main(int argc, char **argv)
     g_test_add_func("/channels/session/cursor", test_cursor);
     g_test_add_func("/channels/session/replaced", test_session_replaced);
     g_test_add_func("/channels/session/several", test_sessions_several);
+    g_test_add_func("/channels/session/view-only", test_view_only);
     g_test_add_func("/channels/session/replace-oldest", test_sessions_replace_oldest);
     g_test_add_func("/channels/session/two-heads", test_two_heads);
     return g_test_run();

@@ -543,6 +543,32 @@ static void test_one_session_at_a_time(void)
     one_port_stop(&fx, port, sv);
 }
 
+/* A view-only client's port link is refused: its bytes would reach the
+ * guest. */
+static void test_view_only(void)
+{
+    Fixture fx = { 0 };
+    int sv[2];
+    const QsServerCallbacks *cb = qs_channels_server_callbacks();
+    QsConn *port = one_port(&fx, sv, "org.example.input");
+    QsConn *viewer = fake_conn_new(SPICE_CHANNEL_MAIN, 0, 0, 0);
+    guint32 sid = 0;
+
+    /* The first client (full rights) holds the port; it leaves. */
+    fake_conn_vanish(fx.main, "the first client left");
+    fake_loop_run_pending();
+    fake_conn_set_view_only(viewer);
+    g_assert_cmpint(cb->authorize(qs_conn_get_link_info(viewer), &sid, fx.hub), ==,
+                    SPICE_LINK_ERR_OK);
+    fake_conn_set_session_id(viewer, sid);
+    cb->attach(qs_conn_ref(viewer), fx.hub);
+    qs_conn_unref(fx.main);
+    fx.main = viewer;
+    fx.session_id = sid;
+    g_assert_null(link_to(&fx, SPICE_CHANNEL_PORT, 0, SPICE_LINK_ERR_CHANNEL_NOT_AVAILABLE));
+    one_port_stop(&fx, port, sv);
+}
+
 static void test_bad_descriptors(void)
 {
     g_autoptr(GError) error = NULL;
@@ -632,6 +658,7 @@ int main(int argc, char **argv)
     g_test_add_func("/vmc/reopen", test_reopen);
     g_test_add_func("/vmc/closed-for-good", test_closed_for_good);
     g_test_add_func("/vmc/one-session-at-a-time", test_one_session_at_a_time);
+    g_test_add_func("/vmc/view-only", test_view_only);
     g_test_add_func("/vmc/bad-descriptors", test_bad_descriptors);
     g_test_add_func("/vmc/port-spec", test_port_spec);
     g_test_add_func("/vmc/msg-parse", test_msg_parse);

@@ -3,6 +3,7 @@
 #include "control-fake.h"
 
 #include <gio/gio.h>
+#include <string.h>
 
 static gboolean fake_set_ticket(const char *password, gsize len,
                                 gint64 expiry_us, gboolean disconnect,
@@ -23,6 +24,21 @@ static gboolean fake_set_ticket(const char *password, gsize len,
         f->clients = 0;
     }
     *kept = f->clients;
+    return TRUE;
+}
+
+static gboolean fake_set_view_ticket(const char *password, gsize len, gint64 expiry_us,
+                                     gpointer data, GError **error)
+{
+    ControlFake *f = data;
+
+    if (f->password && len == strlen(f->password) && memcmp(password, f->password, len) == 0) {
+        g_set_error(error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT, "must differ");
+        return FALSE;
+    }
+    g_free(f->view_password);
+    f->view_password = g_strndup(password, len);
+    f->view_expiry_us = expiry_us;
     return TRUE;
 }
 
@@ -61,6 +77,7 @@ static GVariant *fake_clients(gpointer data)
 
 const QsControlOps control_fake_ops = {
     .set_ticket = fake_set_ticket,
+    .set_view_ticket = fake_set_view_ticket,
     .set_certificates = fake_set_certs,
     .list_clients = fake_clients,
 };
@@ -69,4 +86,5 @@ void control_fake_clear(ControlFake *fake)
 {
     g_clear_pointer(&fake->password, g_free);
     g_clear_pointer(&fake->cert, g_free);
+    g_clear_pointer(&fake->view_password, g_free);
 }

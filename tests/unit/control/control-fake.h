@@ -12,10 +12,13 @@ typedef struct {
     guint clients;              /* connected; a disconnecting ticket drops them */
     char *cert;
     gsize cert_len, key_len;
+    char *view_password;        /* NULL: none set; "" removed */
+    gint64 view_expiry_us;
 } ControlFake;
 
-/* The ops refuse an empty password ("empty password") and a key under 10
- * bytes ("bad key"); their data is a ControlFake. */
+/* The ops refuse an empty password ("empty password"), a view-only
+ * password equal to the password ("must differ") and a key under 10 bytes
+ * ("bad key"); their data is a ControlFake. */
 extern const QsControlOps control_fake_ops;
 
 void control_fake_clear(ControlFake *fake);

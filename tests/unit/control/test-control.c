@@ -185,6 +185,38 @@ static void test_set_ticket(Fixture *fx, gconstpointer data)
     g_assert_cmpstr(fx->fake.password, ==, "other");
 }
 
+/* SetViewTicket passes its password and expiry on ("" removes it); the
+ * op's refusal and a bad expiry reach the caller. */
+static void test_set_view_ticket(Fixture *fx, gconstpointer data)
+{
+    g_autoptr(GError) error = NULL;
+    g_autoptr(GDBusConnection) c = connect_peer(fx, &error);
+    g_autoptr(GVariant) r = NULL;
+
+    (void)data;
+    g_assert_no_error(error);
+    r = call(c, "SetTicket", g_variant_new("(sxb)", "ctl", (gint64)0, FALSE), &error);
+    g_assert_no_error(error);
+    g_clear_pointer(&r, g_variant_unref);
+    r = call(c, "SetViewTicket", g_variant_new("(sx)", "look", (gint64)1700000000), &error);
+    g_assert_no_error(error);
+    g_assert_cmpstr(fx->fake.view_password, ==, "look");
+    g_assert_cmpint(fx->fake.view_expiry_us, ==, (gint64)1700000000 * G_USEC_PER_SEC);
+    g_clear_pointer(&r, g_variant_unref);
+    r = call(c, "SetViewTicket", g_variant_new("(sx)", "", (gint64)0), &error);
+    g_assert_no_error(error);
+    g_assert_cmpstr(fx->fake.view_password, ==, "");
+    g_clear_pointer(&r, g_variant_unref);
+    r = call(c, "SetViewTicket", g_variant_new("(sx)", "ctl", (gint64)0), &error);
+    g_assert_null(r);
+    g_assert_true(error && strstr(error->message, "must differ"));
+    g_clear_error(&error);
+    r = call(c, "SetViewTicket", g_variant_new("(sx)", "x", (gint64)-1), &error);
+    g_assert_null(r);
+    g_assert_true(error && strstr(error->message, "expiry"));
+    g_assert_cmpstr(fx->fake.view_password, ==, "");
+}
+
 static void test_certificates_and_status(Fixture *fx, gconstpointer data)
 {
     g_autoptr(GError) error = NULL;
@@ -388,6 +420,8 @@ int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
     g_test_add("/control/set-ticket", Fixture, NULL, setup, test_set_ticket,
+               teardown);
+    g_test_add("/control/set-view-ticket", Fixture, NULL, setup, test_set_view_ticket,
                teardown);
     g_test_add("/control/certificates-and-status", Fixture, NULL, setup,
                test_certificates_and_status, teardown);

@@ -9,6 +9,7 @@
 #include "net/qs-ticket.h"
 
 static char *ticket_path;
+static char *view_path;         /* another password */
 
 /* Parses `args` (NULL-terminated) with the net group and validates. */
 static gboolean parse(QsNetConfig *cfg, const char *const *args,
@@ -184,6 +185,32 @@ static void test_ticket_fd(void)
     qs_net_config_clear(&cfg);
 }
 
+/* --view-ticket-file/-fd: a second password, loaded beside the ticket;
+ * never the ticket's own, never without ticketing, never both sources. */
+static void test_view_ticket(void)
+{
+    const char *tf = ticket_path, *vf = view_path;
+    QsNetConfig cfg;
+    g_autoptr(GError) error = NULL;
+
+    g_assert_true(parse(&cfg, (const char *[]){ "--listen", "127.0.0.1:5930", "--ticket-file", tf,
+                                                "--view-ticket-file", vf, NULL }, NULL));
+    g_assert_nonnull(cfg.view_ticket);
+    g_assert_cmpint(qs_ticket_check(cfg.view_ticket, (const guint8 *)"view-pw", 7,
+                                    g_get_real_time()), ==, QS_TICKET_OK);
+    qs_net_config_clear(&cfg);
+    g_assert_false(parse(&cfg, (const char *[]){ "--listen", "127.0.0.1:5930", "--ticket-file", tf,
+                                                 "--view-ticket-file", tf, NULL }, &error));
+    g_assert_nonnull(strstr(error->message, "the view-only ticket has the same password"));
+    qs_net_config_clear(&cfg);
+    expect(FALSE, (const char *[]){ "--listen", "127.0.0.1:5930", "--disable-ticketing",
+                                    "--view-ticket-file", vf, NULL });
+    expect(FALSE, (const char *[]){ "--listen", "127.0.0.1:5930", "--ticket-file", tf,
+                                    "--view-ticket-file", vf, "--view-ticket-fd", "0", NULL });
+    expect(FALSE, (const char *[]){ "--listen", "127.0.0.1:5930", "--ticket-file", tf,
+                                    "--view-ticket-file", "/nonexistent/view", NULL });
+}
+
 int main(int argc, char **argv)
 {
     g_autofree char *dir = NULL;
@@ -193,13 +220,18 @@ int main(int argc, char **argv)
     dir = g_dir_make_tmp("qs-net-cfg-XXXXXX", NULL);
     ticket_path = g_build_filename(dir, "ticket", NULL);
     g_assert_true(g_file_set_contents(ticket_path, "file-pw\n", -1, NULL));
+    view_path = g_build_filename(dir, "view", NULL);
+    g_assert_true(g_file_set_contents(view_path, "view-pw\n", -1, NULL));
     g_test_add_func("/net/config/combinations", test_combinations);
     g_test_add_func("/net/config/link-rate-options", test_link_rate_options);
     g_test_add_func("/net/config/secure-mask", test_secure_mask);
     g_test_add_func("/net/config/expiry-option", test_expiry_option);
     g_test_add_func("/net/config/ticket-fd", test_ticket_fd);
+    g_test_add_func("/net/config/view-ticket", test_view_ticket);
     rc = g_test_run();
     g_unlink(ticket_path);
+    g_unlink(view_path);
+    g_free(view_path);
     g_rmdir(dir);
     g_free(ticket_path);
     return rc;

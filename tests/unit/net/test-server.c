@@ -39,6 +39,8 @@ typedef struct {
     char *last_close_reason;
     guint writable_count;
     gboolean session_open;
+    guint view_only_links;  /* attached with QsLinkInfo.view_only */
+    guint control_links;
     char *tls_dir;
 } Fixture;
 
@@ -188,6 +190,13 @@ static void cb_attach(QsConn *conn, gpointer data)
 
     cs->f = f;
     cs->conn = conn;
+    g_mutex_lock(&f->lock);
+    if (qs_conn_get_link_info(conn)->view_only) {
+        f->view_only_links++;
+    } else {
+        f->control_links++;
+    }
+    g_mutex_unlock(&f->lock);
     g_assert_cmpuint(qs_conn_get_link_info(conn)->session_id, ==, SESSION_ID);
     qs_conn_set_max_message_size(conn, 4096);
     qs_conn_set_handlers(conn, &handlers, cs, g_free);
@@ -271,6 +280,8 @@ static void remove_tls_dir(const char *dir)
 typedef struct {
     gboolean tls;
     gint64 ticket_expiry;   /* 0 never, -1 already expired */
+    const char *view_password;  /* a view-only ticket, or NULL */
+    gint64 view_expiry;     /* as ticket_expiry */
     guint32 secure_mask;
     gint link_timeout_ms;
     gint max_pending;
@@ -290,6 +301,13 @@ static Fixture *fixture_start(const Setup *s)
     qs_net_config_init(&f->cfg);
     f->cfg.listen = g_strdup("127.0.0.1:0");
     f->cfg.ticket = qs_ticket_new(PASSWORD, strlen(PASSWORD), expiry, NULL);
+    if (s->view_password) {
+        gint64 view_expiry = s->view_expiry < 0 ? g_get_real_time() - G_USEC_PER_SEC
+                                                : s->view_expiry;
+
+        f->cfg.view_ticket = qs_ticket_new(s->view_password, strlen(s->view_password),
+                                           view_expiry, NULL);
+    }
     f->cfg.secure_mask = s->secure_mask;
     f->cfg.auth_fail_delay_ms = 50;
     if (s->link_timeout_ms) {
@@ -481,6 +499,44 @@ static void test_ticket_expired(void)
     g_assert_cmpint(net_test_client_link(c, 0, SPICE_CHANNEL_MAIN, PASSWORD),
                     ==, SPICE_LINK_ERR_PERMISSION_DENIED);
     g_assert_true(net_test_client_wait_eof(c, 2000));
+    net_test_client_free(c);
+    fixture_stop(f);
+}
+
+/* A second, view-only ticket: its links are marked view only, the
+ * ticket's are not; expired or wrong, it is refused like the ticket. */
+static void test_view_ticket(void)
+{
+    Setup s = { .view_password = "look" };
+    Setup expired = { .view_password = "look", .view_expiry = -1 };
+    Fixture *f = fixture_start(&s);
+    NetTestClient *c = net_test_client_connect(f->port, FALSE);
+
+    g_assert_cmpint(net_test_client_link(c, 0, SPICE_CHANNEL_MAIN, "look"), ==, 0);
+    assert_echo(c, "viewer");
+    net_test_client_free(c);
+    c = net_test_client_connect(f->port, FALSE);
+    g_assert_cmpint(net_test_client_link(c, 0, SPICE_CHANNEL_MAIN, PASSWORD), ==, 0);
+    assert_echo(c, "controller");
+    net_test_client_free(c);
+    c = net_test_client_connect(f->port, FALSE);
+    g_assert_cmpint(net_test_client_link(c, 0, SPICE_CHANNEL_MAIN, "lookx"),
+                    ==, SPICE_LINK_ERR_PERMISSION_DENIED);
+    net_test_client_free(c);
+    g_mutex_lock(&f->lock);
+    g_assert_cmpuint(f->view_only_links, ==, 1);
+    g_assert_cmpuint(f->control_links, ==, 1);
+    g_mutex_unlock(&f->lock);
+    fixture_stop(f);
+
+    f = fixture_start(&expired);
+    c = net_test_client_connect(f->port, FALSE);
+    g_assert_cmpint(net_test_client_link(c, 0, SPICE_CHANNEL_MAIN, "look"),
+                    ==, SPICE_LINK_ERR_PERMISSION_DENIED);
+    net_test_client_free(c);
+    c = net_test_client_connect(f->port, FALSE);
+    g_assert_cmpint(net_test_client_link(c, 0, SPICE_CHANNEL_MAIN, PASSWORD), ==, 0);
+    assert_echo(c, "controller");
     net_test_client_free(c);
     fixture_stop(f);
 }
@@ -1035,6 +1091,7 @@ int main(int argc, char **argv)
     g_test_add_func("/net/server/ticket-ok", test_ticket_ok);
     g_test_add_func("/net/server/ticket-wrong", test_ticket_wrong);
     g_test_add_func("/net/server/ticket-expired", test_ticket_expired);
+    g_test_add_func("/net/server/view-ticket", test_view_ticket);
     g_test_add_func("/net/server/no-auth-selection-full-header",
                     test_no_auth_selection_full_header);
     g_test_add_func("/net/server/sasl-refused", test_sasl_refused);
