@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* The chardev bridge and the port channel: a socketpair (or a listening socket) as qemu's chardev, a fake connection as the client. */
+/* The chardev bridge and the port channel: a socketpair (or a listening socket) as qemu's chardev, a fake connection as the client (the parsers: test-vmc-msg.c). */
 #include "channels/qs-channels.h"
 #include "channels/qs-client-msg.h"
 #include "channels/qs-vmc-bridge.h"
@@ -569,84 +569,6 @@ static void test_view_only(void)
     one_port_stop(&fx, port, sv);
 }
 
-static void test_bad_descriptors(void)
-{
-    g_autoptr(GError) error = NULL;
-    int p[2], d[2];
-
-    g_assert_cmpint(pipe(p), ==, 0);
-    g_assert_null(qs_chardev_new("org.x", p[0], &error));
-    g_assert_nonnull(strstr(error->message, "not a socket"));
-    g_assert_nonnull(strstr(error->message, "org.x"));
-    g_clear_error(&error);
-    g_assert_cmpint(socketpair(AF_UNIX, SOCK_DGRAM, 0, d), ==, 0);
-    g_assert_null(qs_chardev_new("org.y", d[0], &error));
-    g_assert_nonnull(strstr(error->message, "not a stream socket"));
-    g_clear_error(&error);
-    g_assert_null(qs_chardev_new("org.z", 1000, &error));
-    g_assert_nonnull(strstr(error->message, "1000"));
-    close(p[0]);
-    close(p[1]);
-    close(d[0]);
-    close(d[1]);
-}
-
-static void test_port_spec(void)
-{
-    static const char *const bad[] = {
-        "", "=5", "name", "name=", "name=-1", "name=x", "name=2147483648",
-        "na me=3", "na/me=3", "name=3 ", "com.redhat.spice.0=3",
-    };
-    g_autofree char *name = NULL;
-    g_autofree char *long_name = g_strnfill(QS_PORT_NAME_MAX + 1, 'a');
-    g_autofree char *long_spec = g_strconcat(long_name, "=3", NULL);
-    int fd = -1;
-
-    g_assert_true(qs_port_spec_parse("org.spice-space.webdav.0=7", &name, &fd, NULL));
-    g_assert_cmpstr(name, ==, QS_PORT_WEBDAV);
-    g_assert_cmpint(fd, ==, 7);
-    g_clear_pointer(&name, g_free);
-    g_assert_true(qs_port_spec_parse("a_b-C.9=2147483647", &name, &fd, NULL));
-    g_assert_cmpint(fd, ==, 2147483647);
-    g_assert_cmpuint(qs_port_channel_type(QS_PORT_WEBDAV), ==, SPICE_CHANNEL_WEBDAV);
-    g_assert_cmpuint(qs_port_channel_type("a_b-C.9"), ==, SPICE_CHANNEL_PORT);
-    for (guint i = 0; i < G_N_ELEMENTS(bad); i++) {
-        g_autoptr(GError) error = NULL;
-
-        g_assert_false(qs_port_spec_parse(bad[i], &name, &fd, &error));
-        g_assert_nonnull(strstr(error->message, "--port-fd"));
-    }
-    {
-        g_autoptr(GError) error = NULL;
-
-        g_assert_false(qs_port_spec_parse(long_spec, &name, &fd, &error));
-        g_assert_nonnull(strstr(error->message, "at most"));
-    }
-}
-
-static void test_msg_parse(void)
-{
-    QsClientMsg msg;
-    g_autoptr(GError) error = NULL;
-
-    g_assert_true(qs_vmc_msg_parse(TRUE, SPICE_MSGC_PORT_EVENT, (const uint8_t *)"\1", 1,
-                                   &msg, NULL));
-    g_assert_cmpuint(msg.u.port_event, ==, SPICE_PORT_EVENT_CLOSED);
-    g_assert_false(qs_vmc_msg_parse(TRUE, SPICE_MSGC_PORT_EVENT, NULL, 0, &msg, &error));
-    g_assert_error(error, QS_CHANNEL_ERROR, QS_CHANNEL_ERROR_MALFORMED);
-    g_clear_error(&error);
-    /* PORT_EVENT is a port's message only. */
-    g_assert_false(qs_vmc_msg_parse(FALSE, SPICE_MSGC_PORT_EVENT, (const uint8_t *)"\1", 1,
-                                    &msg, &error));
-    g_assert_error(error, QS_CHANNEL_ERROR, QS_CHANNEL_ERROR_UNKNOWN_TYPE);
-    g_clear_error(&error);
-    g_assert_true(qs_vmc_msg_parse(FALSE, SPICE_MSGC_SPICEVMC_DATA, (const uint8_t *)"ab", 2,
-                                   &msg, NULL));
-    g_assert_cmpuint(msg.u.bytes.len, ==, 2);
-    g_assert_true(qs_vmc_msg_parse(FALSE, SPICE_MSGC_ACK_SYNC, (const uint8_t *)"abcd", 4,
-                                   &msg, NULL));
-}
-
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -659,8 +581,5 @@ int main(int argc, char **argv)
     g_test_add_func("/vmc/closed-for-good", test_closed_for_good);
     g_test_add_func("/vmc/one-session-at-a-time", test_one_session_at_a_time);
     g_test_add_func("/vmc/view-only", test_view_only);
-    g_test_add_func("/vmc/bad-descriptors", test_bad_descriptors);
-    g_test_add_func("/vmc/port-spec", test_port_spec);
-    g_test_add_func("/vmc/msg-parse", test_msg_parse);
     return g_test_run();
 }
