@@ -59,6 +59,19 @@ static gboolean set_view_ticket(const char *password, gsize len, gint64 expiry_u
     return TRUE;
 }
 
+static gboolean disconnect_client(const char *address, gpointer data, GError **error)
+{
+    QsHelperControl *hc = data;
+
+    if (!qs_channels_drop_client(hc->channels, address, "disconnected by the operator")) {
+        g_set_error(error, G_IO_ERROR, G_IO_ERROR_NOT_FOUND,
+                    "no connected client is linked from '%s'", address);
+        return FALSE;
+    }
+    g_message("control: client %s disconnected", address);
+    return TRUE;
+}
+
 static gboolean set_certificates(const guint8 *cert, gsize cert_len,
                                  const guint8 *key, gsize key_len,
                                  gpointer data, GError **error)
@@ -107,6 +120,7 @@ const QsControlOps *qs_helper_control_ops(void)
     static const QsControlOps ops = {
         .set_ticket = set_ticket,
         .set_view_ticket = set_view_ticket,
+        .disconnect_client = disconnect_client,
         .set_certificates = set_certificates,
         .list_clients = list_clients,
     };

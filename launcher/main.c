@@ -75,13 +75,17 @@ static int run(int argc, char **argv)
 
     if (strcmp(cmd, "attach") && strcmp(cmd, "detach") &&
         strcmp(cmd, "status") && strcmp(cmd, "console") &&
-        strcmp(cmd, "set-ticket") && strcmp(cmd, "hook")) {
+        strcmp(cmd, "set-ticket") && strcmp(cmd, "disconnect") && strcmp(cmd, "hook")) {
         g_autofree char *m = g_strdup_printf("unknown command '%s'", cmd);
 
         return usage(m);
     }
-    if (strcmp(cmd, "hook") != 0 &&
-        (argc > 3 || (needs_domain && !domain))) {
+    if (strcmp(cmd, "disconnect") == 0) {
+        if (argc != 4) {
+            return usage("disconnect takes a DOMAIN and a client ADDRESS:PORT");
+        }
+    } else if (strcmp(cmd, "hook") != 0 &&
+               (argc > 3 || (needs_domain && !domain))) {
         return usage(needs_domain ? "give exactly one DOMAIN"
                                   : "give at most one DOMAIN");
     }
@@ -130,6 +134,9 @@ static int run(int argc, char **argv)
         return qs_cmd_set_ticket(cfg, domain, arg_ticket_file, arg_expires,
                                  arg_disconnect);
     }
+    if (strcmp(cmd, "disconnect") == 0) {
+        return qs_cmd_disconnect(cfg, domain, argv[3]);
+    }
     return qs_cmd_hook(cfg, arg_config, argv + 2);
 }
 
@@ -145,7 +152,8 @@ int main(int argc, char **argv)
         "  detach DOMAIN        stop it and remove the console\n"
         "  status [DOMAIN]      pid, ports, uptime, clients (exit 4: starting)\n"
         "  console DOMAIN       print the console (--format uri|json|vv|kerbside)\n"
-        "  set-ticket DOMAIN    new ticket for new links (--disconnect: drop the viewer)\n"
+        "  set-ticket DOMAIN    new ticket for new links (--disconnect: drop the viewers)\n"
+        "  disconnect DOMAIN ADDRESS:PORT  end one viewer's session (as status lists it)\n"
         "  hook DOMAIN OP ...   libvirt qemu hook entry point (XML on stdin)\n"
         "See qemu-spice-launcher(1) and qemu-spice.conf(5).");
     g_option_context_add_main_entries(ctx, entries, NULL);

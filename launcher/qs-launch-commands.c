@@ -297,11 +297,38 @@ int qs_cmd_set_ticket(QsLaunchConfig *cfg, const char *domain,
                      st->monitor_pid, g_strerror(errno));
         return 1;
     }
-    printf("%s: new ticket in %s; %s\n", st->domain, st->ticket_file,
-           kept ? "the connected viewer was kept (it linked with the old "
-                  "ticket; new links need the new one)"
-                : disconnect ? "any connected viewer was disconnected"
-                             : "no viewer was connected");
+    if (kept == 1) {
+        printf("%s: new ticket in %s; the connected viewer was kept (it linked with the old "
+               "ticket; new links need the new one)\n", st->domain, st->ticket_file);
+    } else if (kept) {
+        printf("%s: new ticket in %s; the %u connected viewers were kept (they linked with "
+               "the old ticket; new links need the new one)\n", st->domain, st->ticket_file,
+               kept);
+    } else {
+        printf("%s: new ticket in %s; %s\n", st->domain, st->ticket_file,
+               disconnect ? "any connected viewer was disconnected" : "no viewer was connected");
+    }
+    return 0;
+}
+
+int qs_cmd_disconnect(QsLaunchConfig *cfg, const char *domain, const char *address)
+{
+    g_autoptr(GError) err = NULL;
+    g_autoptr(QsLaunchState) st = qs_find_state(cfg, domain, &err);
+    g_autoptr(GDBusConnection) conn = NULL;
+    g_autofree char *ctl = NULL;
+
+    if (!st) {
+        qs_log_error("disconnect: %s", err->message);
+        return 1;
+    }
+    ctl = qs_run_path(cfg, st->domain, ".ctl");
+    if (!(conn = qs_control_connect(ctl, &err)) ||
+        !qs_control_disconnect_client(conn, address, &err)) {
+        qs_log_error("disconnect: %s", err->message);
+        return 1;
+    }
+    printf("%s: the viewer at %s was disconnected\n", st->domain, address);
     return 0;
 }
 

@@ -20,4 +20,5 @@ int qs_cmd_console(QsLaunchConfig *cfg, const char *domain, const char *format);
 int qs_cmd_set_ticket(QsLaunchConfig *cfg, const char *domain,
                       const char *ticket_file, const char *expires,
                       gboolean disconnect);
+int qs_cmd_disconnect(QsLaunchConfig *cfg, const char *domain, const char *address);
 int qs_cmd_hook(QsLaunchConfig *cfg, const char *config_path, char **args);

@@ -145,6 +145,18 @@ gboolean qs_control_set_ticket(GDBusConnection *conn, const char *password,
     return TRUE;
 }
 
+gboolean qs_control_disconnect_client(GDBusConnection *conn, const char *address,
+                                      GError **error)
+{
+    g_autoptr(QsDBusHelper1) proxy = helper1(conn, error);
+
+    if (!proxy ||
+        !qs_dbus_helper1_call_disconnect_client_sync(proxy, address, NULL, error)) {
+        return failed("DisconnectClient", error);
+    }
+    return TRUE;
+}
+
 typedef struct {
     char *text;
     gsize len;

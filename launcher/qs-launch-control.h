@@ -15,6 +15,8 @@ int qs_control_bind(const char *path, GError **error);
 /* Connects and authenticates to the helper serving PATH. */
 GDBusConnection *qs_control_connect(const char *path, GError **error);
 
+gboolean qs_control_disconnect_client(GDBusConnection *conn, const char *address,
+                                      GError **error);
 gboolean qs_control_set_ticket(GDBusConnection *conn, const char *password,
                                gint64 expiry, gboolean disconnect,
                                guint *kept, GError **error);

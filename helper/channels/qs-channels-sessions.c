@@ -147,6 +147,19 @@ GPtrArray *qs_channels_list_clients(QsChannels *hub)
     return out;
 }
 
+gboolean qs_channels_drop_client(QsChannels *hub, const char *address, const char *reason)
+{
+    for (guint i = 0; i < hub->sessions->len; i++) {
+        QsSession *s = g_ptr_array_index(hub->sessions, i);
+
+        if (s->main && g_strcmp0(qs_conn_get_link_info(s->main->conn)->peer, address) == 0) {
+            qs_channels_end_session(hub, s, reason);
+            return TRUE;
+        }
+    }
+    return FALSE;
+}
+
 guint qs_channels_drop_clients(QsChannels *hub, const char *reason)
 {
     guint n = hub->sessions->len;

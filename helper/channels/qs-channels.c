@@ -287,6 +287,8 @@ static SpiceLinkErr on_prepare(const QsLinkInfo *info, guint32 *caps,
          * or plain bitmaps. */
         set_cap(caps, n_caps, SPICE_DISPLAY_CAP_MONITORS_CONFIG);
         set_cap(caps, n_caps, SPICE_DISPLAY_CAP_PREF_COMPRESSION);
+        /* Without it spice-gtk never sends the user's codec order. */
+        set_cap(caps, n_caps, SPICE_DISPLAY_CAP_PREF_VIDEO_CODEC_TYPE);
         return SPICE_LINK_ERR_OK;
     case SPICE_CHANNEL_INPUTS:
         set_cap(caps, n_caps, SPICE_INPUTS_CAP_KEY_SCANCODE);

@@ -90,6 +90,10 @@ void qs_client_info_free(QsClientInfo *info);
  * frees them. */
 GPtrArray *qs_channels_list_clients(QsChannels *channels);
 
+/* Ends the session of the client whose main channel is linked from
+ * `address` ("address:port", as QsClientInfo.address); FALSE if none is. */
+gboolean qs_channels_drop_client(QsChannels *channels, const char *address,
+                                 const char *reason);
 /* Ends every client session, telling why; returns how many ended. */
 guint qs_channels_drop_clients(QsChannels *channels, const char *reason);
 

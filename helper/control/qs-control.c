@@ -127,6 +127,20 @@ static gboolean on_set_view_ticket(QsDBusHelper1 *iface, GDBusMethodInvocation *
     return G_DBUS_METHOD_INVOCATION_HANDLED;
 }
 
+static gboolean on_disconnect_client(QsDBusHelper1 *iface, GDBusMethodInvocation *inv,
+                                     const char *address)
+{
+    QsControl *ctl = QS_CONTROL_OBJECT(iface)->ctl;
+    g_autoptr(GError) error = NULL;
+
+    if (!ctl->ops->disconnect_client(address, ctl->data, &error)) {
+        g_dbus_method_invocation_return_gerror(inv, error);
+        return G_DBUS_METHOD_INVOCATION_HANDLED;
+    }
+    qs_dbus_helper1_complete_disconnect_client(iface, inv);
+    return G_DBUS_METHOD_INVOCATION_HANDLED;
+}
+
 static gboolean on_set_certificates(QsDBusHelper1 *iface,
                                     GDBusMethodInvocation *inv,
                                     GVariant *cert, GVariant *key)
@@ -171,6 +185,7 @@ static void qs_control_object_iface_init(QsDBusHelper1Iface *iface)
 {
     iface->handle_set_ticket = on_set_ticket;
     iface->handle_set_view_ticket = on_set_view_ticket;
+    iface->handle_disconnect_client = on_disconnect_client;
     iface->handle_set_certificates = on_set_certificates;
     iface->handle_get_status = on_get_status;
 }

@@ -25,6 +25,9 @@ typedef struct {
     /* A new view-only ticket; len 0 removes it. */
     gboolean (*set_view_ticket)(const char *password, gsize len, gint64 expiry_us,
                                 gpointer data, GError **error);
+    /* Ends the session of the client linked from `address`; an error
+     * (G_IO_ERROR_NOT_FOUND) when none is. */
+    gboolean (*disconnect_client)(const char *address, gpointer data, GError **error);
     /* New TLS credentials from PEM text. */
     gboolean (*set_certificates)(const guint8 *cert, gsize cert_len,
                                  const guint8 *key, gsize key_len,

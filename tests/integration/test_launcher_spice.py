@@ -287,9 +287,22 @@ def test_real_helper_control(libvirtd, guest, paths, helper_binary, test_client)
         res = run_client(test_client, "--port", port, "--ticket-file", new, "info")
         assert res.returncode == 0, (res.returncode, res.stderr[-1000:])
 
+        # Two viewers at once; `disconnect` ends one, by its address.
+        first = start_client(test_client, "--port", port, "--ticket-file", new,
+                             "sleep", "20000")
+        wait_clients(env, name, 1)
         viewer = start_client(test_client, "--port", port, "--ticket-file", new,
                               "sleep", "20000")
-        wait_clients(env, name, 1)
+        st2 = wait_clients(env, name, 2)
+        gone = st2["clients"][0]["address"]
+        res = env.run("disconnect", name, gone, check=True)
+        assert f"the viewer at {gone} was disconnected" in res.stdout, res.stdout
+        first.wait(timeout=10)
+        assert first.returncode == 7, first.returncode
+        st1 = wait_clients(env, name, 1)
+        assert st1["clients"][0]["address"] != gone, st1
+        res = env.run("disconnect", name, gone)
+        assert res.returncode == 1 and "no connected client is linked from" in res.stderr, res
         res = env.run("set-ticket", name, "--disconnect", check=True)
         assert "disconnected" in res.stdout, res.stdout
         viewer.wait(timeout=10)

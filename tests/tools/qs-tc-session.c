@@ -38,6 +38,7 @@ void qs_tc_clear(QsTc *tc)
     g_clear_pointer(&tc->channels, g_ptr_array_unref);
     g_clear_pointer(&tc->fail_msg, g_free);
     g_clear_pointer(&tc->last_warning, g_free);
+    g_clear_pointer(&tc->video_codecs, g_array_unref);
 }
 
 void qs_tc_fail(QsTc *tc, int status, const char *fmt, ...)
@@ -121,6 +122,16 @@ static void on_channel_event(SpiceChannel *channel, SpiceChannelEvent event, gpo
     if (tc->verbose)
         g_printerr("channel %s:%d: %s\n", qs_tc_channel_name(c->type), c->id, event_name(event));
 
+    if (event == SPICE_CHANNEL_OPENED && c->type == SPICE_CHANNEL_DISPLAY && tc->video_codecs) {
+        g_autoptr(GError) perr = NULL;
+
+        /* Only once linked: spice-gtk checks the server's capability. */
+        if (!spice_display_channel_change_preferred_video_codec_types(
+                channel, (const gint *)tc->video_codecs->data, tc->video_codecs->len, &perr)) {
+            qs_tc_fail(tc, QS_TC_EXIT_UNSUPPORTED, "preferred video codecs: %s", perr->message);
+        }
+        return;
+    }
     switch (event) {
     case SPICE_CHANNEL_ERROR_CONNECT: what = "connect failed"; status = QS_TC_EXIT_CONNECT; break;
     case SPICE_CHANNEL_ERROR_TLS: what = "tls failed"; status = QS_TC_EXIT_TLS; break;

@@ -39,6 +39,7 @@ struct QsTc {
     gboolean verbose;
     gboolean want_audio;
     int display_id;            /* the display channel "display 0" below stands for */
+    GArray *video_codecs;      /* SPICE_VIDEO_CODEC_TYPE_*, the client's order; or NULL */
 
     SpiceSession *session;
     SpiceMainChannel *main;

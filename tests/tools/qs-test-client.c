@@ -38,6 +38,7 @@ typedef struct {
     int interval_ms;
     int sample_timeout_ms;
     char *scancode;
+    char *video_codecs;
     double seconds;
     int display_id;
     gboolean audio;
@@ -56,6 +57,7 @@ static void options_clear(Options *o)
     g_free(o->expect_size);
     g_free(o->rect);
     g_free(o->scancode);
+    g_free(o->video_codecs);
 }
 G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(Options, options_clear)
 
@@ -244,6 +246,34 @@ static int check_expect_size(QsTc *tc, const char *expect)
     return QS_TC_EXIT_OK;
 }
 
+/* "mjpeg,h264" -> SPICE_VIDEO_CODEC_TYPE_*, or NULL for a name not known. */
+static GArray *parse_video_codecs(const char *list)
+{
+    static const struct {
+        const char *name;
+        gint type;
+    } names[] = {
+        { "mjpeg", SPICE_VIDEO_CODEC_TYPE_MJPEG }, { "h264", SPICE_VIDEO_CODEC_TYPE_H264 },
+        { "vp8", SPICE_VIDEO_CODEC_TYPE_VP8 }, { "vp9", SPICE_VIDEO_CODEC_TYPE_VP9 },
+        { "h265", SPICE_VIDEO_CODEC_TYPE_H265 },
+    };
+    g_auto(GStrv) parts = g_strsplit(list, ",", -1);
+    g_autoptr(GArray) out = g_array_new(FALSE, FALSE, sizeof(gint));
+
+    for (guint i = 0; parts[i]; i++) {
+        guint k = 0;
+
+        while (k < G_N_ELEMENTS(names) && g_strcmp0(names[k].name, parts[i]) != 0) {
+            k++;
+        }
+        if (k == G_N_ELEMENTS(names)) {
+            return NULL;
+        }
+        g_array_append_val(out, names[k].type);
+    }
+    return out->len ? g_steal_pointer(&out) : NULL;
+}
+
 int main(int argc, char **argv)
 {
     g_auto(Options) o = {
@@ -275,6 +305,9 @@ int main(int argc, char **argv)
         { "display", 0, 0, G_OPTION_ARG_INT, &o.display_id,
           "Display channel id whose surface ready, info, screenshot, watch, ... use (default 0)", "ID" },
         { "audio", 0, 0, G_OPTION_ARG_NONE, &o.audio, "Also open playback/record channels", NULL },
+        { "video-codecs", 0, 0, G_OPTION_ARG_STRING, &o.video_codecs,
+          "Tell the server these stream codecs in this order of preference (mjpeg, h264, "
+          "vp8, vp9, h265; comma list)", "LIST" },
         { "no-audio", 0, G_OPTION_FLAG_REVERSE, G_OPTION_ARG_NONE, &o.audio, "Do not open audio channels (default)", NULL },
         { "verbose", 'v', 0, G_OPTION_ARG_NONE, &o.verbose, "Log channel events and spice-gtk debug output", NULL },
         { NULL, 0, 0, 0, NULL, NULL, NULL },
@@ -308,6 +341,11 @@ int main(int argc, char **argv)
     }
 
     qs_tc_init(&tc);
+    if (o.video_codecs && !(tc.video_codecs = parse_video_codecs(o.video_codecs))) {
+        qs_tc_clear(&tc);
+        return usage("--video-codecs: '%s' is not a comma list of mjpeg, h264, vp8, vp9, h265",
+                     o.video_codecs);
+    }
     tc.timeout_s = o.timeout_s;
     tc.verbose = o.verbose;
     tc.want_audio = o.audio;

@@ -42,6 +42,18 @@ static gboolean fake_set_view_ticket(const char *password, gsize len, gint64 exp
     return TRUE;
 }
 
+static gboolean fake_disconnect(const char *address, gpointer data, GError **error)
+{
+    ControlFake *f = data;
+
+    if (f->clients == 0 || strcmp(address, "127.0.0.1:5000") != 0) {
+        g_set_error(error, G_IO_ERROR, G_IO_ERROR_NOT_FOUND, "no such client");
+        return FALSE;
+    }
+    f->clients--;
+    return TRUE;
+}
+
 static gboolean fake_set_certs(const guint8 *cert, gsize cert_len,
                                const guint8 *key, gsize key_len,
                                gpointer data, GError **error)
@@ -78,6 +90,7 @@ static GVariant *fake_clients(gpointer data)
 const QsControlOps control_fake_ops = {
     .set_ticket = fake_set_ticket,
     .set_view_ticket = fake_set_view_ticket,
+    .disconnect_client = fake_disconnect,
     .set_certificates = fake_set_certs,
     .list_clients = fake_clients,
 };

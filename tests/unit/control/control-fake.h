@@ -16,7 +16,9 @@ typedef struct {
     gint64 view_expiry_us;
 } ControlFake;
 
-/* The ops refuse an empty password ("empty password"), a view-only
+/* Every fake client is "127.0.0.1:5000"; DisconnectClient of another
+ * address, or with none connected, is refused ("no such client"). The ops
+ * refuse an empty password ("empty password"), a view-only
  * password equal to the password ("must differ") and a key under 10 bytes
  * ("bad key"); their data is a ControlFake. */
 extern const QsControlOps control_fake_ops;

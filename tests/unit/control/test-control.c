@@ -217,6 +217,27 @@ static void test_set_view_ticket(Fixture *fx, gconstpointer data)
     g_assert_cmpstr(fx->fake.view_password, ==, "");
 }
 
+/* DisconnectClient ends one client; an address nobody has is NOT_FOUND. */
+static void test_disconnect_client(Fixture *fx, gconstpointer data)
+{
+    g_autoptr(GError) error = NULL;
+    g_autoptr(GDBusConnection) c = connect_peer(fx, &error);
+    g_autoptr(GVariant) r = NULL;
+
+    (void)data;
+    g_assert_no_error(error);
+    fx->fake.clients = 2;
+    r = call(c, "DisconnectClient", g_variant_new("(s)", "127.0.0.1:5000"), &error);
+    g_assert_no_error(error);
+    g_assert_cmpuint(fx->fake.clients, ==, 1);
+    g_clear_pointer(&r, g_variant_unref);
+    r = call(c, "DisconnectClient", g_variant_new("(s)", "10.0.0.1:1"), &error);
+    g_assert_null(r);
+    g_assert_true(g_error_matches(error, G_IO_ERROR, G_IO_ERROR_NOT_FOUND) ||
+                  (error && strstr(error->message, "no such client")));
+    g_assert_cmpuint(fx->fake.clients, ==, 1);
+}
+
 static void test_certificates_and_status(Fixture *fx, gconstpointer data)
 {
     g_autoptr(GError) error = NULL;
@@ -422,6 +443,8 @@ int main(int argc, char **argv)
     g_test_add("/control/set-ticket", Fixture, NULL, setup, test_set_ticket,
                teardown);
     g_test_add("/control/set-view-ticket", Fixture, NULL, setup, test_set_view_ticket,
+               teardown);
+    g_test_add("/control/disconnect-client", Fixture, NULL, setup, test_disconnect_client,
                teardown);
     g_test_add("/control/certificates-and-status", Fixture, NULL, setup,
                test_certificates_and_status, teardown);
