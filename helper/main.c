@@ -5,15 +5,19 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <spice/enums.h>
 
 #include "channels/qs-agent-channel.h"
 #include "channels/qs-agent-clipboard.h"
 #include "channels/qs-channels.h"
 #include "channels/qs-playback-audio.h"
 #include "channels/qs-record-audio.h"
+#include "channels/qs-vmc-bridge.h"
+#include "channels/qs-vmc-msg.h"
 #include "display/qs-console.h"
 #include "display/qs-display.h"
 #include "display/qs-ui-info.h"
+#include "net/qs-chardev.h"
 #include "net/qs-net-config.h"
 #include "net/qs-server.h"
 #include "net/qs-tls.h"
@@ -40,6 +44,7 @@ static char *arg_vm;
 static char *arg_qmp;
 static int arg_console = -1;
 static int arg_control_fd = -1;
+static char **arg_port_fds;
 static int arg_max_sessions = QS_CHANNELS_DEFAULT_SESSIONS;
 static char *arg_when_full;
 static QsConfineConfig confine_cfg;
@@ -67,6 +72,10 @@ static const GOptionEntry entries[] = {
     { "control-fd", 0, 0, G_OPTION_ARG_INT, &arg_control_fd,
       "Serve the launcher's control interface (org.qemuspice.Helper1) on "
       "connections accepted from the listening Unix socket FD", "FD" },
+    { "port-fd", 0, 0, G_OPTION_ARG_STRING_ARRAY, &arg_port_fds,
+      "Offer qemu's virtio-serial port NAME as a SPICE port channel, its "
+      "chardev reached on the inherited stream socket FD (connected, or "
+      "listening for qemu); repeatable", "NAME=FD" },
     { "max-sessions", 0, 0, G_OPTION_ARG_INT, &arg_max_sessions,
       "Serve at most N clients at once, each in its own session paced for "
       "its own link (1-16, default 4)", "N" },
@@ -103,6 +112,7 @@ static int print_capabilities(void)
         "sessions",        /* several clients at once: --max-sessions, --when-full */
         "view-ticket",     /* view-only clients: --view-ticket-file, --view-ticket-fd */
         "confinement",     /* --user and the rest of --help-confinement */
+        "port-fd",         /* --port-fd NAME=FD: virtio-serial ports as port channels */
     };
     g_autoptr(GError) error = NULL;
     g_autoptr(GString) out = g_string_new(NULL);
@@ -204,6 +214,60 @@ static void on_ui_info_done(gboolean applied, gpointer channels)
     qs_agent_monitors_done(channels, applied);
 }
 
+/* One bridge per --port-fd, on the descriptors the launcher opened, and
+ * one line saying what the client will be offered. */
+static gboolean make_bridges(QsVmcBridge **bridges, guint *n, GError **error)
+{
+    g_autoptr(GString) offered = g_string_new(NULL);
+    uint8_t next_port_id = 0;
+
+    *n = 0;
+    for (char **spec = arg_port_fds; spec && *spec; spec++) {
+        g_autofree char *name = NULL;
+        QsChardev *cd;
+        uint8_t type, id;
+        int fd;
+
+        if (!qs_port_spec_parse(*spec, &name, &fd, error)) {
+            return FALSE;
+        }
+        if (*n == QS_PORTS_MAX) {
+            g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                        "--port-fd: more than %d ports", QS_PORTS_MAX);
+            return FALSE;
+        }
+        for (guint i = 0; i < *n; i++) {
+            if (g_str_equal(qs_vmc_bridge_get_name(bridges[i]), name)) {
+                g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                            "--port-fd: port %s given twice", name);
+                return FALSE;
+            }
+        }
+        if (!(cd = qs_chardev_new(name, fd, error))) {
+            return FALSE;
+        }
+        type = qs_port_channel_type(name);
+        id = type == SPICE_CHANNEL_WEBDAV ? 0 : next_port_id++;
+        g_string_append_printf(offered, "%s%s (%s channel %u, qemu's end %s)",
+                               offered->len ? ", " : "", name,
+                               type == SPICE_CHANNEL_WEBDAV ? "webdav" : "port", id,
+                               qs_chardev_is_listening(cd) ? "connects to us"
+                               : "connected");
+        bridges[(*n)++] = qs_vmc_bridge_new(cd, type, id);
+    }
+    if (*n) {
+        g_message("offering qemu's chardevs as SPICE channels: %s", offered->str);
+    }
+    return TRUE;
+}
+
+static void free_bridges(QsVmcBridge **bridges, guint n)
+{
+    for (guint i = 0; i < n; i++) {
+        qs_vmc_bridge_free(bridges[i]);
+    }
+}
+
 static int usage_error(const char *message)
 {
     fprintf(stderr, "qemu-spice: %s\nTry 'qemu-spice --help'.\n", message);
@@ -268,6 +332,8 @@ int main(int argc, char **argv)
     QsChannels *channels = NULL;
     QsServer *server = NULL;
     QsChannelsHead heads[QS_DISPLAY_MAX_SERVED];
+    QsVmcBridge *bridges[QS_PORTS_MAX];
+    guint n_bridges = 0;
     QsNetConfig net_cfg;
     QsDisplayOptions opts;
     App app = { NULL, QS_EXIT_OK, "exiting" };
@@ -332,8 +398,15 @@ int main(int argc, char **argv)
         return QS_EXIT_FAILURE;
     }
     g_log_set_default_handler(log_handler, NULL);
+    /* The chardevs' descriptors are checked before anything is attached. */
+    if (!make_bridges(bridges, &n_bridges, &error)) {
+        free_bridges(bridges, n_bridges);
+        qs_net_config_clear(&net_cfg);
+        return usage_error(error->message);
+    }
     /* Before any thread: uid for a per-VM bus, no_new_privs, bounding set. */
     if (!qs_confine_prepare(&confine_cfg, arg_dbus_address != NULL, &error)) {
+        free_bridges(bridges, n_bridges);
         qs_net_config_clear(&net_cfg);
         return usage_error(error->message);
     }
@@ -349,12 +422,14 @@ int main(int argc, char **argv)
     display = qs_display_attach(&opts, &error);
     if (!display) {
         fprintf(stderr, "qemu-spice: %s\n", error->message);
+        free_bridges(bridges, n_bridges);
         qs_net_config_clear(&net_cfg);
         return QS_EXIT_FAILURE;
     }
     /* Back to root for the rest of the start-up (listeners, files). */
     if (!qs_confine_end_bus_identity(&confine_cfg, &error)) {
         fprintf(stderr, "qemu-spice: %s\n", error->message);
+        free_bridges(bridges, n_bridges);
         qs_net_config_clear(&net_cfg);
         return QS_EXIT_FAILURE;
     }
@@ -367,11 +442,14 @@ int main(int argc, char **argv)
                                      qs_console_get_cursor(c),
                                      qs_console_get_input(c) };
     }
+    G_STATIC_ASSERT(QS_PORTS_MAX <= QS_CHANNELS_MAX_BRIDGES);
     channels = qs_channels_new(&(QsChannelsConfig){
         .vm_name = qs_display_get_vm_name(display),
         .vm_uuid = qs_display_get_vm_uuid(display),
         .heads = heads,
         .n_heads = qs_display_get_n_consoles(display),
+        .bridges = bridges,
+        .n_bridges = n_bridges,
         .max_sessions = (guint)arg_max_sessions,
         .when_full = when_full,
     });
@@ -470,6 +548,7 @@ int main(int argc, char **argv)
     g_free(arg_dbus_address);
     g_free(arg_vm);
     g_free(arg_qmp);
+    g_strfreev(arg_port_fds);
 #ifdef QS_TEST_CONTROLS
     g_free(arg_test_control);
 #endif

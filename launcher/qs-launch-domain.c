@@ -21,6 +21,10 @@ typedef struct {
     GString *other_graphics;  /* types of non-dbus graphics, for the error */
     gboolean autostart;
     GString *text;
+    GPtrArray *ports;         /* QsDomainPort */
+    /* The <channel> being read: type='unix', its source and target. */
+    gboolean in_unix_channel;
+    char *chan_mode, *chan_path, *chan_target_type, *chan_target_name;
 } Parse;
 
 static const char *attr(const char **names, const char **values, const char *n)
@@ -40,6 +44,63 @@ static gboolean in_path(Parse *p, const char *a, const char *b)
     }
     return strcmp(p->stack->pdata[0], a) == 0 &&
            (!b || strcmp(p->stack->pdata[1], b) == 0);
+}
+
+static void port_free(gpointer data)
+{
+    QsDomainPort *port = data;
+
+    g_free(port->name);
+    g_free(port->path);
+    g_free(port);
+}
+
+static gboolean in_path3(Parse *p, const char *c)
+{
+    return p->stack->len == 3 && strcmp(p->stack->pdata[0], "domain") == 0 &&
+           strcmp(p->stack->pdata[1], "devices") == 0 &&
+           strcmp(p->stack->pdata[2], c) == 0;
+}
+
+/* <channel type='unix'><source mode= path=/><target type='virtio' name=/>. */
+static void channel_start(Parse *p, const char *element, const char **names,
+                          const char **values)
+{
+    const char *type = attr(names, values, "type");
+
+    if (in_path(p, "domain", "devices") && strcmp(element, "channel") == 0) {
+        p->in_unix_channel = type && strcmp(type, "unix") == 0;
+    } else if (p->in_unix_channel && in_path3(p, "channel") &&
+               strcmp(element, "source") == 0 && !p->chan_path) {
+        p->chan_mode = g_strdup(attr(names, values, "mode"));
+        p->chan_path = g_strdup(attr(names, values, "path"));
+    } else if (p->in_unix_channel && in_path3(p, "channel") &&
+               strcmp(element, "target") == 0 && !p->chan_target_name) {
+        p->chan_target_type = g_strdup(type);
+        p->chan_target_name = g_strdup(attr(names, values, "name"));
+    }
+}
+
+static void channel_end(Parse *p, const char *element)
+{
+    if (!in_path(p, "domain", "devices") || strcmp(element, "channel") != 0) {
+        return;
+    }
+    if (p->in_unix_channel && p->chan_path && p->chan_target_name &&
+        p->chan_target_type && strcmp(p->chan_target_type, "virtio") == 0) {
+        QsDomainPort *port = g_new0(QsDomainPort, 1);
+
+        port->name = g_steal_pointer(&p->chan_target_name);
+        port->path = g_steal_pointer(&p->chan_path);
+        /* libvirt's default for a unix channel is bind. */
+        port->qemu_listens = !p->chan_mode || strcmp(p->chan_mode, "bind") == 0;
+        g_ptr_array_add(p->ports, port);
+    }
+    p->in_unix_channel = FALSE;
+    g_clear_pointer(&p->chan_mode, g_free);
+    g_clear_pointer(&p->chan_path, g_free);
+    g_clear_pointer(&p->chan_target_type, g_free);
+    g_clear_pointer(&p->chan_target_name, g_free);
 }
 
 /* Our element in <metadata>: <P:console xmlns:P=URI> or <console xmlns=URI>. */
@@ -94,6 +155,7 @@ static void on_start(GMarkupParseContext *ctx, const char *element,
 
         p->autostart = a && (strcmp(a, "yes") == 0 || strcmp(a, "true") == 0);
     }
+    channel_start(p, element, names, values);
     g_ptr_array_add(p->stack, g_strdup(element));
     g_string_truncate(p->text, 0);
 }
@@ -106,6 +168,7 @@ static void on_end(GMarkupParseContext *ctx, const char *element,
     (void)ctx;
     (void)error;
     g_ptr_array_remove_index(p->stack, p->stack->len - 1);
+    channel_end(p, element);
     if (in_path(p, "domain", NULL)) {
         if (strcmp(element, "name") == 0 && !p->name) {
             p->name = g_strstrip(g_strdup(p->text->str));
@@ -139,6 +202,11 @@ static void parse_clear(Parse *p)
     g_free(p->dbus_address);
     g_string_free(p->other_graphics, TRUE);
     g_string_free(p->text, TRUE);
+    g_ptr_array_unref(p->ports);
+    g_free(p->chan_mode);
+    g_free(p->chan_path);
+    g_free(p->chan_target_type);
+    g_free(p->chan_target_name);
 }
 
 static gboolean run_parser(Parse *p, const char *xml, GError **error)
@@ -150,6 +218,7 @@ static gboolean run_parser(Parse *p, const char *xml, GError **error)
     p->stack = g_ptr_array_new_with_free_func(g_free);
     p->other_graphics = g_string_new(NULL);
     p->text = g_string_new(NULL);
+    p->ports = g_ptr_array_new_with_free_func(port_free);
     p->id = -1;
     if (len > XML_MAX) {
         g_set_error(error, G_MARKUP_ERROR, G_MARKUP_ERROR_PARSE,
@@ -193,6 +262,8 @@ QsDomainInfo *qs_domain_info_parse(const char *xml, GError **error)
     info->id = p.id;
     info->autostart = p.autostart;
     info->graphics_index = p.dbus_index;
+    info->ports = g_steal_pointer(&p.ports);
+    p.ports = g_ptr_array_new();
     if (!p.found_dbus) {
         g_set_error(error, G_IO_ERROR, G_IO_ERROR_NOT_SUPPORTED,
                     "domain '%s' has no D-Bus display%s%s%s: %s", info->name,
@@ -250,7 +321,32 @@ void qs_domain_info_free(QsDomainInfo *info)
     g_free(info->uuid);
     g_free(info->bus_address);
     g_free(info->bus_path);
+    if (info->ports) {
+        g_ptr_array_unref(info->ports);
+    }
     g_free(info);
+}
+
+gboolean qs_domain_port_usable(const QsDomainPort *port, const char **why)
+{
+    if (strcmp(port->name, "org.qemu.guest_agent.0") == 0) {
+        *why = "it is qemu-guest-agent's, which libvirt itself connects to";
+    } else if (strcmp(port->name, "com.redhat.spice.0") == 0) {
+        *why = "passing the guest's SPICE agent through is not supported yet "
+               "(the helper's own agent serves the clipboard)";
+    } else if (!port->name[0] || strlen(port->name) > 127 ||
+               strspn(port->name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                  "0123456789._-") != strlen(port->name)) {
+        *why = "the helper takes port names of letters, digits, '.', '_' and "
+               "'-', at most 127";
+    } else if (!port->qemu_listens) {
+        *why = "qemu connects out to it (mode='connect'); the launcher "
+               "connects only to sockets qemu listens on (mode='bind')";
+    } else {
+        *why = NULL;
+        return TRUE;
+    }
+    return FALSE;
 }
 
 char *qs_console_metadata_xml(const QsConsoleMeta *m)

@@ -13,6 +13,14 @@ typedef enum {
     QS_DISPLAY_BUS,   /* <graphics type='dbus' address='unix:path=...'/> */
 } QsDisplayMode;
 
+/* A <channel type='unix'> with a virtio target: a virtio-serial port whose
+ * chardev is a unix socket. */
+typedef struct {
+    char *name;              /* <target name=...> */
+    char *path;              /* <source path=...> */
+    gboolean qemu_listens;   /* <source mode='bind'>: qemu is the server */
+} QsDomainPort;
+
 typedef struct {
     char *name;
     char *uuid;
@@ -22,6 +30,7 @@ typedef struct {
     char *bus_address;       /* QS_DISPLAY_BUS: the D-Bus address */
     char *bus_path;          /* QS_DISPLAY_BUS: its unix socket path */
     gboolean autostart;      /* our metadata element says autostart='yes' */
+    GPtrArray *ports;        /* QsDomainPort, in document order */
 } QsDomainInfo;
 
 /* Parses the XML. Fails, saying what XML the domain needs, when there is no
@@ -30,6 +39,11 @@ QsDomainInfo *qs_domain_info_parse(const char *xml, GError **error);
 /* Only the opt-in (for the hook, which gets an XML that may lack a display). */
 gboolean qs_domain_xml_opts_in(const char *xml, char **name, GError **error);
 void qs_domain_info_free(QsDomainInfo *info);
+
+/* Whether the launcher passes PORT to the helper; if not, *why says why
+ * (libvirt's own guest-agent channel, the SPICE agent's port that the
+ * helper does not pass through yet, a socket qemu connects out to). */
+gboolean qs_domain_port_usable(const QsDomainPort *port, const char **why);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(QsDomainInfo, qs_domain_info_free)
 
 typedef struct {

@@ -18,6 +18,7 @@
 #include "qs-launch-libvirt.h"
 #include "qs-launch-log.h"
 #include "qs-launch-monitor.h"
+#include "qs-launch-ports.h"
 #include "qs-launch-spawn.h"
 
 #define STOP_GRACE_MS 5000
@@ -166,6 +167,11 @@ static void on_child_exit(GPid pid, int status, gpointer data);
 static gboolean spawn(Session *s, GError **error)
 {
     int display_fd = open_display(s, error);
+    QsSpawnPort ports[QS_SPAWN_MAX_PORTS];
+    /* Each start connects anew: the previous helper's connections closed
+     * with it, and qemu takes the next one. */
+    guint n_ports = display_fd >= 0 || s->info->mode == QS_DISPLAY_BUS
+                        ? qs_launch_open_ports(s->info, ports) : 0;
     QsSpawnSpec spec = {
         .helper_path = s->cfg->helper_path,
         .display_fd = display_fd,
@@ -183,6 +189,8 @@ static gboolean spawn(Session *s, GError **error)
         .uid = s->uid,
         .gid = s->gid,
         .log_fd = s->log_fd,
+        .ports = ports,
+        .n_ports = n_ports,
     };
     pid_t pid;
 
@@ -195,12 +203,14 @@ static gboolean spawn(Session *s, GError **error)
         if (display_fd >= 0) {
             close(display_fd);
         }
+        qs_launch_close_ports(ports, n_ports);
         return FALSE;
     }
     pid = qs_spawn_helper(&spec, error);
     if (display_fd >= 0) {
         close(display_fd);  /* the helper holds it now */
     }
+    qs_launch_close_ports(ports, n_ports);
     if (pid < 0) {
         return FALSE;
     }

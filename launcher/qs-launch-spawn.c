@@ -25,6 +25,8 @@
 #define FD_TICKET 6
 #define FD_CONTROL 7
 #define FD_EXEC_ERR 8
+#define FD_PORT0 9
+#define N_FDS (6 + QS_SPAWN_MAX_PORTS)
 
 int qs_bind_listener(const char *addr, guint min, guint max, guint *port,
                      GError **error)
@@ -211,11 +213,12 @@ static void close_from(int first)
 static G_GNUC_NORETURN void child(const QsSpawnSpec *s, int ticket_fd,
                                   int err_fd, char **argv, char **envp)
 {
-    int src[6] = { s->display_fd, s->listen_fd, s->tls_listen_fd, ticket_fd,
-                   s->control_fd, err_fd };
-    int dst[6] = { FD_DISPLAY, FD_LISTEN, FD_TLS_LISTEN, FD_TICKET,
-                   FD_CONTROL, FD_EXEC_ERR };
-    int tmp[6];
+    int src[N_FDS] = { s->display_fd, s->listen_fd, s->tls_listen_fd, ticket_fd,
+                       s->control_fd, err_fd };
+    int dst[N_FDS] = { FD_DISPLAY, FD_LISTEN, FD_TLS_LISTEN, FD_TICKET,
+                       FD_CONTROL, FD_EXEC_ERR };
+    int tmp[N_FDS];
+    int n = 6 + (int)s->n_ports;
     int null_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
     int stage = 0;
     sigset_t none;
@@ -225,8 +228,12 @@ static G_GNUC_NORETURN void child(const QsSpawnSpec *s, int ticket_fd,
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, NULL);
 
+    for (guint i = 0; i < s->n_ports; i++) {
+        src[6 + i] = s->ports[i].fd;
+        dst[6 + i] = FD_PORT0 + (int)i;
+    }
     /* Move every source above the targets first, so no dup2 clobbers one. */
-    for (int i = 0; i < 6; i++) {
+    for (int i = 0; i < n; i++) {
         tmp[i] = src[i] >= 0 ? fcntl(src[i], F_DUPFD_CLOEXEC, 64) : -1;
         if (src[i] >= 0 && tmp[i] < 0) {
             goto fail;
@@ -237,14 +244,14 @@ static G_GNUC_NORETURN void child(const QsSpawnSpec *s, int ticket_fd,
         dup2(s->log_fd, 2) < 0) {
         goto fail;
     }
-    for (int i = 0; i < 6; i++) {
+    for (int i = 0; i < n; i++) {
         if (tmp[i] >= 0 && dup2(tmp[i], dst[i]) < 0) {
             goto fail;
         }
     }
     fcntl(FD_EXEC_ERR, F_SETFD, FD_CLOEXEC);
     err_fd = FD_EXEC_ERR;
-    close_from(FD_EXEC_ERR + 1);
+    close_from(FD_PORT0 + (int)s->n_ports);
     stage = 2;
     if (setsid() < 0) {
         goto fail;
@@ -313,6 +320,11 @@ pid_t qs_spawn_helper(const QsSpawnSpec *s, GError **error)
     g_ptr_array_add(argv, g_strdup("--ticket-fd=6"));
     if (s->control_fd >= 0) {
         g_ptr_array_add(argv, g_strdup("--control-fd=7"));
+    }
+    g_assert(s->n_ports <= QS_SPAWN_MAX_PORTS);
+    for (guint i = 0; i < s->n_ports; i++) {
+        g_ptr_array_add(argv, g_strdup_printf("--port-fd=%s=%u", s->ports[i].name,
+                                              FD_PORT0 + i));
     }
     if (geteuid() == 0) {
         struct passwd *pw = getpwuid(s->uid);

@@ -23,6 +23,14 @@ gboolean qs_ticket_write_file(const char *path, const char *password,
 gboolean qs_tls_prepare(const char *dir, const char *private_dir, uid_t uid,
                         gid_t gid, GError **error);
 
+/* At most as many ports as the helper takes. */
+#define QS_SPAWN_MAX_PORTS 16
+
+typedef struct {
+    const char *name;          /* the virtio-serial port's name */
+    int fd;                    /* connected to its chardev */
+} QsSpawnPort;
+
 typedef struct {
     const char *helper_path;
     int display_fd;            /* p2p socket, or -1 */
@@ -40,9 +48,11 @@ typedef struct {
     uid_t uid;
     gid_t gid;
     int log_fd;
+    const QsSpawnPort *ports;  /* --port-fd, at most QS_SPAWN_MAX_PORTS */
+    guint n_ports;
 } QsSpawnSpec;
 
 /* Starts the helper with exactly these descriptors (3 display, 4 plain
- * listener, 5 TLS listener, 6 ticket pipe, 7 control socket) and nothing
- * else open. */
+ * listener, 5 TLS listener, 6 ticket pipe, 7 control socket, 9... the
+ * ports) and nothing else open. */
 pid_t qs_spawn_helper(const QsSpawnSpec *spec, GError **error);

@@ -13,7 +13,11 @@
 /* At most this many heads (display + cursor channel ids 0..n-1). */
 #define QS_CHANNELS_MAX_HEADS 16
 
+/* At most this many bridged chardevs (port, webdav... channels). */
+#define QS_CHANNELS_MAX_BRIDGES 16
+
 typedef struct QsAgent QsAgent;
+typedef struct QsVmcBridge QsVmcBridge;
 typedef struct QsChannel QsChannel;
 typedef struct QsSession QsSession;
 
@@ -77,6 +81,10 @@ typedef struct {
     uint16_t modifiers;
     QsPlaybackState playback;
     QsRecordState record;
+    /* qemu's chardevs bridged to spicevmc channels, each offered as the
+     * channel type and id it names; owned by the context's owner. */
+    QsVmcBridge *bridges[QS_CHANNELS_MAX_BRIDGES];
+    guint n_bridges;
     const QsChannelContextOps *ops;
     gpointer owner;
 } QsChannelContext;

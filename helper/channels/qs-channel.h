@@ -25,6 +25,9 @@ typedef struct {
     gboolean (*handle)(QsChannel *ch, const QsClientMsg *msg, GError **error);
     /* Optional: the connection can take more (queue low, ACK window open). */
     void (*writable)(QsChannel *ch);
+    /* Optional: the session let go of the channel (replaced, the session
+     * ended, or the channel closing by itself); once, before finalize. */
+    void (*detached)(QsChannel *ch);
     /* Optional: frees what the channel type added. */
     void (*finalize)(QsChannel *ch);
     /* Optional: any PONG, with the id it echoes (the base keeps only the

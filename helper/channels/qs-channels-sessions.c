@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The hub's client sessions: the table, the policy when it is full, and what the control surface lists. */
 #include "channels/qs-channels-private.h"
+#include "channels/qs-vmc-bridge.h"
 #include "util/qs-heap-trim.h"
 
 QsSession *qs_channels_session(QsChannels *hub, uint32_t id)
@@ -116,6 +117,13 @@ static QsClientInfo *client_info(QsChannels *hub, QsSession *s)
     }
     add_name(info, names, s->playback, "playback", 0);
     add_name(info, names, s->record, "record", 0);
+    for (guint i = 0; i < hub->ctx.n_bridges; i++) {
+        if (s->vmcs[i]) {
+            g_ptr_array_add(names, g_strdup_printf("port:%s",
+                                                   qs_vmc_bridge_get_name(hub->ctx.bridges[i])));
+            info->bytes_sent += s->vmcs[i]->sent_bytes;
+        }
+    }
     if (s->displays[0]) {
         qs_display_channel_link_estimate(s->displays[0], &info->link_bytes_per_sec,
                                          &info->link_srtt_us);

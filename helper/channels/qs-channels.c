@@ -3,6 +3,7 @@
 #include "channels/qs-agent-channel.h"
 #include "channels/qs-channels-private.h"
 #include "channels/qs-msg.h"
+#include "channels/qs-vmc-bridge.h"
 #include "util/qs-heap-trim.h"
 #include "util/qs-wake.h"
 
@@ -119,6 +120,11 @@ QsChannels *qs_channels_new(const QsChannelsConfig *config)
         ctx->vm_uuid = hub->uuid;
     }
     ctx->n_heads = MAX(config->n_heads, 1);
+    g_assert(config->n_bridges <= QS_CHANNELS_MAX_BRIDGES);
+    for (guint i = 0; i < config->n_bridges; i++) {
+        ctx->bridges[i] = config->bridges[i];
+    }
+    ctx->n_bridges = config->n_bridges;
     ctx->ops = &context_ops;
     ctx->owner = hub;
     g_assert(config->max_sessions <= QS_CHANNELS_MAX_SESSIONS);
@@ -168,6 +174,10 @@ void qs_channels_free(QsChannels *hub)
     if (hub->ctx.heads[0].input) {
         qs_input_set_changed_func(hub->ctx.heads[0].input, NULL, NULL);
     }
+    /* After the session: its channels have let go of them. */
+    for (guint i = 0; i < hub->ctx.n_bridges; i++) {
+        qs_vmc_bridge_free(hub->ctx.bridges[i]);
+    }
     g_source_destroy(hub->wake);
     g_source_unref(hub->wake);
     g_free(hub->vm_name);
@@ -184,6 +194,39 @@ static void set_cap(guint32 *caps, guint *n_caps, guint cap)
         caps[(*n_caps)++] = 0;
     }
     caps[word] |= 1u << (cap % 32);
+}
+
+/* Whether channel (type, id) may link for session `session_id`: its
+ * chardev is bridged, the session may send the guest input (a port's
+ * bytes reach the guest: not for a view-only client), and no other
+ * session's channel holds it (a byte stream has one client at a time: the
+ * first keeps it). */
+static SpiceLinkErr bridge_link(QsChannels *hub, const QsLinkInfo *info)
+{
+    for (guint i = 0; i < hub->ctx.n_bridges; i++) {
+        QsVmcBridge *b = hub->ctx.bridges[i];
+        QsSession *session;
+        QsChannel *holder;
+
+        if (qs_vmc_bridge_get_channel_type(b) != info->channel_type ||
+            qs_vmc_bridge_get_channel_id(b) != info->channel_id) {
+            continue;
+        }
+        session = qs_channels_session(hub, info->connection_id);
+        if (session && session->view_only) {
+            g_message("%s: view-only client %s refused: its bytes would reach the guest",
+                      qs_vmc_bridge_get_name(b), info->peer);
+            return SPICE_LINK_ERR_CHANNEL_NOT_AVAILABLE;
+        }
+        holder = qs_vmc_bridge_get_channel(b);
+        if (holder && holder->session && holder->session->id != info->connection_id) {
+            g_message("%s: client %s refused: another client session holds it",
+                      qs_vmc_bridge_get_name(b), info->peer);
+            return SPICE_LINK_ERR_CHANNEL_NOT_AVAILABLE;
+        }
+        return SPICE_LINK_ERR_OK;
+    }
+    return SPICE_LINK_ERR_CHANNEL_NOT_AVAILABLE;
 }
 
 /* Said once a second at most: the peer has not shown a ticket yet. */
@@ -210,6 +253,18 @@ static SpiceLinkErr on_prepare(const QsLinkInfo *info, guint32 *caps,
                         info->channel_type == SPICE_CHANNEL_CURSOR;
 
     *n_caps = 0;
+    switch (info->channel_type) {
+    case SPICE_CHANNEL_SMARTCARD:
+    case SPICE_CHANNEL_USBREDIR:
+    case SPICE_CHANNEL_PORT:
+    case SPICE_CHANNEL_WEBDAV:
+        /* Only the chardevs we were given; no LZ4 (SPICEVMC_CAP_DATA_COMPRESS_LZ4):
+         * the bytes are the guest's, and compressing them is the client's
+         * CPU for little on a LAN. */
+        return bridge_link(hub, info);
+    default:
+        break;
+    }
     /* Display and cursor channels 0..n-1, one per head; main and inputs 0. */
     if (info->channel_id >= (per_head ? hub->ctx.n_heads : 1)) {
         return SPICE_LINK_ERR_CHANNEL_NOT_AVAILABLE;

@@ -49,6 +49,11 @@ typedef struct {
     /* 1..QS_CHANNELS_MAX_SESSIONS; 0 for QS_CHANNELS_DEFAULT_SESSIONS. */
     guint max_sessions;
     QsWhenFull when_full;
+    /* qemu's chardevs bridged to spicevmc channels (<=
+     * QS_CHANNELS_MAX_BRIDGES), each offered as the channel its bridge
+     * names; taken, freed with the QsChannels. */
+    QsVmcBridge *const *bridges;
+    guint n_bridges;
 } QsChannelsConfig;
 
 /* Main context of the QsServer. Registers change callbacks on the screens,

@@ -274,3 +274,31 @@ gboolean qs_record_msg_parse(uint16_t type, const uint8_t *data, size_t size,
         return unknown("record", type, error);
     }
 }
+
+gboolean qs_vmc_msg_parse(gboolean port, uint16_t type, const uint8_t *data, size_t size,
+                          QsClientMsg *msg, GError **error)
+{
+    const char *ch = port ? "port" : "spicevmc";
+
+    BASE_OR_RETURN(ch);
+    switch (type) {
+    case SPICE_MSGC_SPICEVMC_DATA:
+        set_bytes(msg, data, size);
+        return TRUE;
+    case SPICE_MSGC_SPICEVMC_COMPRESSED_DATA:
+        g_set_error(error, QS_CHANNEL_ERROR, QS_CHANNEL_ERROR_PROTOCOL,
+                    "%s channel: COMPRESSED_DATA, but LZ4 compression was not offered", ch);
+        return FALSE;
+    case SPICE_MSGC_PORT_EVENT:
+        if (!port) {
+            return unknown(ch, type, error);
+        }
+        if (!need(ch, "PORT_EVENT", size, 1, error)) {
+            return FALSE;
+        }
+        msg->u.port_event = data[0];
+        return TRUE;
+    default:
+        return unknown(ch, type, error);
+    }
+}

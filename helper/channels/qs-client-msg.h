@@ -42,6 +42,7 @@ typedef struct {
             uint32_t audio_delay;
         } stream_report;
         uint8_t compression;        /* DISPLAY_PREFERRED_COMPRESSION */
+        uint8_t port_event;         /* PORT_EVENT (SPICE_PORT_EVENT_*) */
         uint32_t key;               /* INPUTS_KEY_DOWN / KEY_UP */
         uint16_t modifiers;         /* INPUTS_KEY_MODIFIERS */
         struct { int32_t dx, dy; uint16_t buttons; } motion;
@@ -54,7 +55,8 @@ typedef struct {
             uint32_t len;
         } record;
         /* Opaque or list bodies: KEY_SCANCODE bytes, MAIN_AGENT_DATA,
-         * PREFERRED_VIDEO_CODEC_TYPE codecs, MIGRATE_DATA, and ignored ones. */
+         * PREFERRED_VIDEO_CODEC_TYPE codecs, MIGRATE_DATA, SPICEVMC_DATA, and
+         * ignored ones. */
         struct { const uint8_t *data; uint32_t len; } bytes;
     } u;
 } QsClientMsg;
@@ -74,3 +76,8 @@ gboolean qs_playback_msg_parse(uint16_t type, const uint8_t *data, size_t size,
                                QsClientMsg *msg, GError **error);
 gboolean qs_record_msg_parse(uint16_t type, const uint8_t *data, size_t size,
                              QsClientMsg *msg, GError **error);
+/* A spicevmc channel's (port, webdav, usbredir, smartcard): SPICEVMC_DATA
+ * (any size, empty included) and, for port and webdav (`port`), PORT_EVENT.
+ * COMPRESSED_DATA is refused: we never offer DATA_COMPRESS_LZ4. */
+gboolean qs_vmc_msg_parse(gboolean port, uint16_t type, const uint8_t *data, size_t size,
+                          QsClientMsg *msg, GError **error);

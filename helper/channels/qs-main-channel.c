@@ -3,6 +3,7 @@
 #include "channels/qs-agent-channel.h"
 #include "channels/qs-msg.h"
 #include "channels/qs-session.h"
+#include "channels/qs-vmc-bridge.h"
 #include "flow/qs-frame-time.h"
 
 #include <spice/enums.h>
@@ -59,7 +60,7 @@ void qs_main_channel_send_mouse_mode(QsChannel *ch)
 
 static gboolean main_handle(QsChannel *ch, const QsClientMsg *msg, GError **error)
 {
-    QsChannelId channels[2 * QS_CHANNELS_MAX_HEADS + 3];
+    QsChannelId channels[2 * QS_CHANNELS_MAX_HEADS + 4 + QS_CHANNELS_MAX_BRIDGES];
     guint n = 0, heads = ch->session->ctx->n_heads;
 
     switch (msg->type) {
@@ -78,6 +79,12 @@ static gboolean main_handle(QsChannel *ch, const QsClientMsg *msg, GError **erro
         }
         if (ch->session->ctx->record.available) {
             channels[n++] = (QsChannelId){ SPICE_CHANNEL_RECORD, 0 };
+        }
+        for (guint i = 0; i < ch->session->ctx->n_bridges; i++) {
+            QsVmcBridge *b = ch->session->ctx->bridges[i];
+
+            channels[n++] = (QsChannelId){ qs_vmc_bridge_get_channel_type(b),
+                                           qs_vmc_bridge_get_channel_id(b) };
         }
         qs_channel_send(ch, SPICE_MSG_MAIN_CHANNELS_LIST,
                         qs_msg_main_channels_list(channels, n));

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* One client's session: its channels by type, its mouse mode, and how it ends. */
 #include "channels/qs-session.h"
+#include "channels/qs-vmc-bridge.h"
 
 #include <spice/enums.h>
 
@@ -16,9 +17,25 @@ QsSession *qs_session_new(const QsChannelContext *ctx, uint32_t id)
     return session;
 }
 
-/* The link check admits display/cursor ids < n_heads, main/inputs 0. */
+/* The bridge carried by channel (type, id), or -1. */
+static int bridge_index(QsSession *session, uint8_t type, uint8_t id)
+{
+    for (guint i = 0; i < session->ctx->n_bridges; i++) {
+        QsVmcBridge *b = session->ctx->bridges[i];
+
+        if (qs_vmc_bridge_get_channel_type(b) == type && qs_vmc_bridge_get_channel_id(b) == id) {
+            return (int)i;
+        }
+    }
+    return -1;
+}
+
+/* The link check admits display/cursor ids < n_heads, main/inputs 0, and
+ * the bridges' channels. */
 static QsChannel **slot_for(QsSession *session, uint8_t type, uint8_t id)
 {
+    int bridge;
+
     switch (type) {
     case SPICE_CHANNEL_MAIN:
         return &session->main;
@@ -32,6 +49,12 @@ static QsChannel **slot_for(QsSession *session, uint8_t type, uint8_t id)
         return &session->playback;
     case SPICE_CHANNEL_RECORD:
         return &session->record;
+    case SPICE_CHANNEL_SMARTCARD:
+    case SPICE_CHANNEL_USBREDIR:
+    case SPICE_CHANNEL_PORT:
+    case SPICE_CHANNEL_WEBDAV:
+        bridge = bridge_index(session, type, id);
+        return bridge >= 0 ? &session->vmcs[bridge] : NULL;
     default:
         return NULL;
     }
@@ -46,6 +69,9 @@ static void detach(QsChannel **slot, const char *reason)
     if (ch) {
         *slot = NULL;
         ch->session = NULL;
+        if (ch->klass->detached) {
+            ch->klass->detached(ch);
+        }
         qs_channel_close(ch, reason);
     }
 }
@@ -64,6 +90,9 @@ void qs_session_free(QsSession *session, const char *reason)
     }
     detach(&session->playback, reason);
     detach(&session->record, reason);
+    for (guint i = 0; i < QS_CHANNELS_MAX_BRIDGES; i++) {
+        detach(&session->vmcs[i], reason);
+    }
     detach(&session->main, reason);
     g_free(session);
 }
@@ -98,6 +127,28 @@ void qs_session_attach(QsSession *session, QsConn *conn)
     case SPICE_CHANNEL_RECORD:
         *slot = qs_record_channel_new(session, conn);
         break;
+    default:
+        /* The link check refuses these; a link that showed the view-only
+         * ticket for a session that did not is closed here. */
+        if (session->view_only || info->view_only) {
+            qs_conn_close(conn, "view-only client: no port channel (its bytes would "
+                                "reach the guest)");
+            break;
+        }
+        *slot = qs_vmc_channel_new(session, conn,
+                                   session->ctx->bridges[slot - session->vmcs]);
+        break;
+    }
+}
+
+static void forget(QsChannel **slot, QsChannel *ch)
+{
+    if (*slot == ch) {
+        *slot = NULL;
+        ch->session = NULL;
+        if (ch->klass->detached) {
+            ch->klass->detached(ch);
+        }
     }
 }
 
@@ -107,11 +158,13 @@ void qs_session_channel_closed(QsSession *session, QsChannel *ch)
         for (uint8_t id = 0; id < QS_CHANNELS_MAX_HEADS; id++) {
             QsChannel **slot = slot_for(session, type, id);
 
-            if (*slot == ch) {
-                *slot = NULL;
-                ch->session = NULL;
+            if (slot) {
+                forget(slot, ch);
             }
         }
+    }
+    for (guint i = 0; i < QS_CHANNELS_MAX_BRIDGES; i++) {
+        forget(&session->vmcs[i], ch);
     }
     /* Without its main channel a SPICE session is over (spice-gtk
      * reconnects everything with a new main link). */

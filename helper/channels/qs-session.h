@@ -18,6 +18,7 @@ struct QsSession {
     QsChannel *cursors[QS_CHANNELS_MAX_HEADS];
     QsChannel *playback;        /* only while qemu offers audio */
     QsChannel *record;          /* only while qemu takes recorded sound */
+    QsChannel *vmcs[QS_CHANNELS_MAX_BRIDGES];   /* by the context's bridge index */
     uint16_t mouse_mode;        /* SPICE_MOUSE_MODE_SERVER or _CLIENT */
     gint64 since_us;            /* wall clock when its main channel linked */
     /* Its client showed the view-only ticket: it sees and hears the guest;
@@ -65,3 +66,7 @@ QsChannel *qs_record_channel_new(QsSession *session, QsConn *conn);
 void qs_record_channel_start(QsChannel *ch, const QsRecordState *state);
 void qs_record_channel_stop(QsChannel *ch);
 void qs_record_channel_volume(QsChannel *ch, const QsAudioVolume *volume);
+/* A spicevmc channel (port, webdav) carrying `bridge`'s chardev. */
+QsChannel *qs_vmc_channel_new(QsSession *session, QsConn *conn, QsVmcBridge *bridge);
+/* From the bridge: qemu's end of the chardev connected or closed. */
+void qs_vmc_channel_qemu_state(QsChannel *ch, gboolean open);

@@ -44,6 +44,7 @@ struct QsConn {
 
     QsConnHandlers handlers;
     gboolean have_handlers;
+    gboolean paused;         /* qs_conn_set_reading(FALSE) */
     gpointer user_data;
     GDestroyNotify destroy;
 
@@ -83,7 +84,7 @@ static void update_condition(QsConn *conn)
     if (conn->closed) {
         return;
     }
-    if (conn->have_handlers) {
+    if (conn->have_handlers && !conn->paused) {
         cond |= G_IO_IN;
     }
     if (conn->queued > 0) {
@@ -213,6 +214,14 @@ void qs_conn_set_queue_limits(QsConn *conn, gsize low_water, gsize hard_cap)
 gsize qs_conn_get_queued_bytes(QsConn *conn)
 {
     return conn->queued;
+}
+
+void qs_conn_set_reading(QsConn *conn, gboolean reading)
+{
+    if (conn->paused != !reading) {
+        conn->paused = !reading;
+        update_condition(conn);
+    }
 }
 
 gboolean qs_conn_is_closed(QsConn *conn)
@@ -357,7 +366,7 @@ static void do_read(QsConn *conn)
     guint8 buf[READ_CHUNK];
     gsize budget = READ_BUDGET;
 
-    while (!conn->closed && budget > 0) {
+    while (!conn->closed && !conn->paused && budget > 0) {
         g_autoptr(GError) error = NULL;
         gssize n = qs_stream_read(conn->stream, buf, sizeof(buf), &error);
         gsize off = 0;
@@ -404,7 +413,12 @@ static void conn_io(QsStream *stream, GIOCondition cond, gpointer data)
         do_write(conn);
     }
     if ((cond & (G_IO_IN | G_IO_HUP | G_IO_ERR)) && !conn->closed) {
-        if (conn->have_handlers) {
+        if (conn->have_handlers && conn->paused) {
+            /* Not reading: only the end of the connection matters. */
+            if (cond & (G_IO_HUP | G_IO_ERR)) {
+                qs_conn_close(conn, "closed by the client");
+            }
+        } else if (conn->have_handlers) {
             do_read(conn);
         } else if (cond & (G_IO_HUP | G_IO_ERR)) {
             qs_conn_close(conn, "connection lost");

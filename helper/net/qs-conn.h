@@ -83,6 +83,13 @@ gboolean qs_conn_has_channel_cap(QsConn *conn, guint cap);
  * QS_CONN_MAX_MESSAGE_CEILING. */
 void qs_conn_set_max_message_size(QsConn *conn, guint32 max_size);
 
+/* Reading the client's messages off (on by default): the messages of what
+ * was already read (at most one 64 KiB read) are still delivered, then
+ * the client's bytes wait in the socket, and TCP slows the client down.
+ * While not reading, a reset or a failed write still closes the
+ * connection; a client's orderly close is seen once reading resumes. */
+void qs_conn_set_reading(QsConn *conn, gboolean reading);
+
 /* Send-queue marks in bytes (see the defaults above). */
 void qs_conn_set_queue_limits(QsConn *conn, gsize low_water, gsize hard_cap);
 

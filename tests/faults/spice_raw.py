@@ -6,7 +6,8 @@ can. No tests here.
 
 Only what a misbehaving client needs: the link (header, SpiceLinkMess, the
 RSA-OAEP-SHA1 ticket of an empty password), mini-header messages, and the
-base messages (SET_ACK, PING; ACK_SYNC, ACK, PONG)."""
+base messages (SET_ACK, PING; ACK_SYNC, ACK, PONG), and a port channel's
+SPICEVMC_DATA both ways."""
 
 import errno
 import fcntl
@@ -21,16 +22,18 @@ from cryptography.hazmat.primitives.asymmetric import padding
 
 SPICE_MAGIC = b"REDQ"
 VERSION = (2, 2)
-CHANNEL_MAIN, CHANNEL_DISPLAY = 1, 2
+CHANNEL_MAIN, CHANNEL_DISPLAY, CHANNEL_PORT = 1, 2, 10
 # Common caps: PROTOCOL_AUTH_SELECTION 0, AUTH_SPICE 1, MINI_HEADER 3.
 COMMON_CAPS = (1 << 0) | (1 << 1) | (1 << 3)
 AUTH_SPICE = 1
 # Server messages (base).
 MSG_SET_ACK, MSG_PING = 3, 4
 MSG_MAIN_INIT = 103
+MSG_SPICEVMC_DATA, MSG_PORT_INIT = 101, 201
 # Client messages (base, display).
 MSGC_ACK_SYNC, MSGC_ACK, MSGC_PONG = 1, 2, 3
 MSGC_DISPLAY_INIT = 101
+MSGC_SPICEVMC_DATA = 101
 LINK_TIMEOUT = 10.0
 
 
@@ -82,15 +85,20 @@ class Channel:
     The thread reads and parses messages only while `reading` is set; with
     `ack` it answers SET_ACK with ACK_SYNC and acknowledges every window of
     messages as spice-gtk does, with `pong` it answers PINGs. Counters:
-    `messages`, `bytes`, `last_rx` (monotonic), `eof` (the server closed)."""
+    `messages`, `bytes`, `last_rx` (monotonic), `eof` (the server closed);
+    with `vmc`, `data` holds the SPICEVMC_DATA bytes received, in order.
+    With read=False it reads nothing until `reading` is set."""
 
-    def __init__(self, sock, name, ack=True, pong=True):
+    def __init__(self, sock, name, ack=True, pong=True, read=True, vmc=False):
         self.sock = sock
         self.name = name
         self.ack = ack
         self.pong = pong
         self.reading = threading.Event()
-        self.reading.set()
+        if read:
+            self.reading.set()
+        self.vmc = vmc
+        self.data = bytearray()
         self.messages = 0
         self.bytes = 0
         self.last_rx = None
@@ -151,6 +159,8 @@ class Channel:
         self.bytes += 6 + len(body)
         self.last_rx = time.monotonic()
         self.first.setdefault(msg_type, body)
+        if self.vmc and msg_type == MSG_SPICEVMC_DATA:
+            self.data += body
         if msg_type == MSG_SET_ACK and len(body) >= 8:
             self.ack_generation, self.ack_window = struct.unpack_from("<II", body)
             self._since_ack = 0

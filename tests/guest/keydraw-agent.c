@@ -3,7 +3,6 @@
 #define _GNU_SOURCE
 #include "keydraw.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -439,42 +438,6 @@ static void feed_tty(struct agent *a, const char *p, size_t n)
 
 /* ---- setup ---------------------------------------------------------------------- */
 
-/* The port's /dev node, once the host has told the guest its name (the
- * control messages come after the driver probed the device). */
-static int find_port(char *dev, size_t len)
-{
-    DIR *d = opendir("/sys/class/virtio-ports");
-    struct dirent *e;
-    int found = 0;
-
-    if (!d)
-        return 0;
-    while (!found && (e = readdir(d))) {
-        char path[300], name[64] = "";
-        int fd;
-        ssize_t n;
-
-        if (e->d_name[0] == '.')
-            continue;
-        snprintf(path, sizeof(path), "/sys/class/virtio-ports/%s/name", e->d_name);
-        fd = open(path, O_RDONLY | O_CLOEXEC);
-        if (fd < 0)
-            continue;
-        n = read(fd, name, sizeof(name) - 1);
-        close(fd);
-        if (n <= 0)
-            continue;
-        name[n] = '\0';
-        name[strcspn(name, "\n")] = '\0';
-        if (strcmp(name, PORT_NAME) == 0) {
-            snprintf(dev, len, "/dev/%s", e->d_name);
-            found = 1;
-        }
-    }
-    closedir(d);
-    return found;
-}
-
 static int open_tty(void)
 {
     struct termios t;
@@ -538,17 +501,11 @@ static void *agent_main(void *arg)
 {
     struct agent *a = arg;
     char dev[300];
-    struct timespec t0, now;
 
     kd_load_modules(2);
-    clock_gettime(CLOCK_MONOTONIC, &t0);
-    while (!find_port(dev, sizeof(dev))) {
-        clock_gettime(CLOCK_MONOTONIC, &now);
-        if (now.tv_sec - t0.tv_sec > PORT_WAIT_S) {
-            kd_say("WARN agent port=%s not found", PORT_NAME);
-            return NULL;
-        }
-        usleep(50 * 1000);
+    if (!kd_vport_wait(PORT_NAME, dev, sizeof(dev), PORT_WAIT_S)) {
+        kd_say("WARN agent port=%s not found", PORT_NAME);
+        return NULL;
     }
     a->tty = open_tty();
     if (a->tty < 0)

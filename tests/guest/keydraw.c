@@ -149,6 +149,7 @@ int main(void)
            KD_ACT_X, KD_ACT_Y, KD_ACT_W, KD_ACT_H);
     if (kd_cmdline_get("keydraw.agent", buf, sizeof(buf)) && strcmp(buf, "1") == 0)
         kd_agent_start();
+    kd_echo_start();
     kd_beep_start();
     kd_record_start();
     run(&fb, mode, fps, resize);

@@ -79,6 +79,15 @@ void kd_input_start(struct kd_fb *fb);
 /* keydraw-agent.c: the clipboard vdagent thread (keydraw.agent=1). */
 void kd_agent_start(void);
 
+/* keydraw-echo.c: keydraw.echo=NAME, echoes the virtio-serial port NAME
+ * (ECHO lines; keydraw.echo_mode=hold never reads it, =flood writes a
+ * known byte stream to it); and the /dev node of port NAME, if the guest has it, or
+ * once it has (the name comes after the driver probed the device, when
+ * the host has told it), waiting at most wait_s. */
+void kd_echo_start(void);
+int kd_vport_find(const char *name, char *dev, size_t len);
+int kd_vport_wait(const char *name, char *dev, size_t len, int wait_s);
+
 /* keydraw-beep.c: keydraw.beep=HZ, a PC-speaker tone (2 s on, 1 s off). */
 void kd_beep_start(void);
 

@@ -4,7 +4,9 @@ clients. No tests here."""
 
 import contextlib
 import shutil
+import socket
 import subprocess
+import time
 
 import pytest
 
@@ -70,8 +72,9 @@ def make_pki(directory):
 
 
 @contextlib.contextmanager
-def serving(helper_binary, q, *args, tls=False):
-    """The helper attached to qemu `q`, listening on a free loopback port.
+def serving(helper_binary, q, *args, tls=False, pass_fds=()):
+    """The helper attached to qemu `q`, listening on a free loopback port,
+    inheriting `pass_fds` besides qemu's D-Bus connection.
 
     Yields (helper, port) or, with tls=True (then args must carry --tls-dir),
     (helper, port, tls_port)."""
@@ -81,7 +84,8 @@ def serving(helper_binary, q, *args, tls=False):
     if tls:
         tls_port = free_tcp_port()
         argv += ["--tls-listen", f"127.0.0.1:{tls_port}"]
-    with Helper.p2p(helper_binary, q, [*argv, *map(str, args)], control=False) as h:
+    with Helper.p2p(helper_binary, q, [*argv, *map(str, args)], control=False,
+                    pass_fds=pass_fds) as h:
         h.wait_listening(port)
         if tls:
             h.wait_listening(tls_port)
@@ -129,3 +133,40 @@ def distinctive_block(width, height, pixels, size=48):
             if n > best_n:
                 best, best_n = (x, y, blk), n
     return best, best_n
+
+
+def virtio_port_args(name, chardev):
+    """qemu arguments for a virtserialport `name` on `-chardev socket,`
+    `chardev` (e.g. "path=P,server=on,wait=off")."""
+    return ["-chardev", f"socket,id=qsport,{chardev}",
+            "-device", "virtio-serial-pci,id=qsports",
+            "-device", f"virtserialport,bus=qsports.0,chardev=qsport,name={name}"]
+
+
+def connect_chardev(path, timeout=20.0):
+    """What the launcher does for a port: a connection to qemu's listening
+    chardev socket (retried until qemu has made it)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            s.connect(path)
+            return s
+        except OSError:
+            s.close()
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.1)
+
+
+@contextlib.contextmanager
+def serving_port(helper_binary, q, name, sock, *args):
+    """serving() with `sock` passed as the chardev of port `name`
+    (--port-fd; our copy closed), once the test guest's echo end
+    (tests/guest/keydraw-echo.c) says the host side is connected. Yields
+    (helper, port, the serial line count then)."""
+    with serving(helper_binary, q, "--disable-ticketing", *args, "--port-fd",
+                 f"{name}={sock.fileno()}", pass_fds=[sock.fileno()]) as (h, port):
+        sock.close()                # the helper holds it now
+        q.wait_serial(r"ECHO connected", timeout=60)
+        yield h, port, len(q.serial_lines)

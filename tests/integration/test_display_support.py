@@ -56,12 +56,13 @@ class Helper:
                                      stdout=subprocess.DEVNULL, stderr=self._stderr)
 
     @classmethod
-    def p2p(cls, binary, qemu, args=(), control=True):
-        """Attached with --dbus-p2p-fd to a fresh qemu D-Bus client."""
+    def p2p(cls, binary, qemu, args=(), control=True, pass_fds=()):
+        """Attached with --dbus-p2p-fd to a fresh qemu D-Bus client; pass_fds
+        are further descriptors the helper inherits (e.g. --port-fd's)."""
         sock = qemu.dbus_p2p_client()
         try:
             return cls(binary, ["--dbus-p2p-fd", sock.fileno(), *args],
-                       pass_fds=[sock.fileno()], control=control)
+                       pass_fds=[sock.fileno(), *pass_fds], control=control)
         finally:
             sock.close()
 

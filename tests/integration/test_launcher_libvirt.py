@@ -202,7 +202,7 @@ def launcher_env(paths):
 
 
 def domain_xml(name, guest, workdir, graphics="<graphics type='dbus' p2p='yes'/>",
-               metadata=""):
+               metadata="", devices="", cmdline_extra=""):
     return f"""<domain type='qemu'>
   <name>{name}</name>
   <memory unit='MiB'>256</memory>
@@ -212,12 +212,13 @@ def domain_xml(name, guest, workdir, graphics="<graphics type='dbus' p2p='yes'/>
     <type arch='x86_64' machine='pc'>hvm</type>
     <kernel>{guest.kernel}</kernel>
     <initrd>{guest.initrd}</initrd>
-    <cmdline>console=ttyS0 quiet keydraw.mode=idle</cmdline>
+    <cmdline>console=ttyS0 quiet keydraw.mode=idle {cmdline_extra}</cmdline>
   </os>
   <devices>
     <serial type='file'><source path='{workdir}/{name}.serial'/></serial>
     {graphics}
     <video><model type='virtio'/></video>
+    {devices}
   </devices>
 </domain>
 """

@@ -113,6 +113,54 @@ def test_real_helper_serves_picture(libvirtd, guest, paths, helper_binary, test_
         env.cleanup()
 
 
+def test_real_helper_ports(libvirtd, guest, paths, helper_binary):
+    """The domain's unix-socket virtio-serial ports, as libvirt writes them:
+    the launcher connects to the echo port and passes it, leaves libvirt's
+    guest-agent channel alone, and spice-gtk's port channel gets its bytes
+    echoed by the guest (test_ports.py's client); after the helper is
+    killed, the supervisor's new helper has the port again."""
+    import test_ports
+
+    env = LauncherEnv(paths, helper=helper_binary)
+    try:
+        devices = "".join(
+            f"<channel type='unix'><source mode='bind'/>"
+            f"<target type='virtio' name='{port}'/></channel>"
+            for port in (test_ports.PORT, "org.qemu.guest_agent.0"))
+        name = start_domain(libvirtd, "qs-test-launch-ports", guest, env.dir,
+                            persistent=False, devices=devices,
+                            cmdline_extra=f"keydraw.echo={test_ports.PORT}")
+        res = env.run("attach", name, "--supervise")
+        assert res.returncode == 0, res.stderr
+        st = env.state(name)
+        password = (env.run_dir / f"{name}.ticket").read_text().splitlines()[0]
+        offered = ("offering qemu's chardevs as SPICE channels: "
+                   f"{test_ports.PORT} (port channel 0, qemu's end connected)")
+        wait_log(env, name, offered)
+        assert "port org.qemu.guest_agent.0 not passed to the helper: it is " \
+               "qemu-guest-agent's" in env.log(name), env.log(name)[-2000:]
+        wait_guest_ready(env, name)
+        lines, stderr = test_ports.run_client(st["port"], seed=3, password=password)
+        what = f"client: {lines}\n{stderr[-2000:]}\nlog: {env.log(name)[-3000:]}"
+        assert f"port {test_ports.PORT} 1" in lines, what
+        received = [l.split() for l in lines if l.startswith("received ")]
+        assert received and received[0][1] == str(test_ports.SIZE + test_ports.TAIL), what
+        assert received[0][3] == "exact", what
+        # The helper killed: the supervisor's new helper gets a new
+        # connection to the port (qemu takes it once the old one closed).
+        os.kill(st["helper_pid"], signal.SIGKILL)
+        wait_for(lambda: (n := env.state(name)) and n["helper_pid"] != st["helper_pid"]
+                 and n.get("restarts") == 1, 20, "the restarted helper")
+        wait_for(lambda: env.log(name).count(offered) == 2, 15, "the new helper's port")
+        lines, stderr = test_ports.run_client(st["port"], seed=5, password=password)
+        what = f"client: {lines}\n{stderr[-2000:]}\nlog: {env.log(name)[-3000:]}"
+        received = [l.split() for l in lines if l.startswith("received ")]
+        assert received and received[0][3] == "exact", what
+        env.run("detach", name, check=True)
+    finally:
+        env.cleanup()
+
+
 def test_real_helper_tls(libvirtd, guest, paths, helper_binary, test_client):
     env = LauncherEnv(paths, helper=helper_binary)
     try:

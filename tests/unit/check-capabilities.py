@@ -19,6 +19,7 @@ OPTIONS = {
     "sessions": ["--max-sessions", "--when-full"],
     "view-ticket": ["--view-ticket-file", "--view-ticket-fd"],
     "confinement": ["--user", "--confine"],
+    "port-fd": ["--port-fd"],
     "tls": ["--tls-listen-fd", "--tls-dir"],
 }
 

@@ -17,6 +17,8 @@ struct QsConn {
     gboolean closed_reported;
     guint sent_after_close;
     gboolean ignore_pings;
+    gboolean paused;            /* qs_conn_set_reading(FALSE) */
+    guint32 max_message;        /* qs_conn_set_max_message_size, 0 = default */
 
     GArray *delays;             /* int64_t per sent message: link backlog it met */
     uint64_t link_bw, link_written, link_drained;
@@ -113,8 +115,7 @@ gboolean qs_conn_has_channel_cap(QsConn *conn, guint cap)
 
 void qs_conn_set_max_message_size(QsConn *conn, guint32 max_size)
 {
-    (void)conn;
-    (void)max_size;
+    conn->max_message = max_size;
 }
 
 void qs_conn_set_queue_limits(QsConn *conn, gsize low_water, gsize hard_cap)
@@ -353,4 +354,19 @@ void qs_conn_set_notsent_lowat(QsConn *conn, guint32 bytes)
 {
     (void)conn;
     (void)bytes;
+}
+
+void qs_conn_set_reading(QsConn *conn, gboolean reading)
+{
+    conn->paused = !reading;
+}
+
+gboolean fake_conn_is_reading(QsConn *conn)
+{
+    return !conn->paused;
+}
+
+guint32 fake_conn_max_message(QsConn *conn)
+{
+    return conn->max_message;
 }

@@ -45,6 +45,10 @@ int64_t fake_conn_link_delay_us(QsConn *conn);
 /* The backlog message `i` (of fake_conn_sent) met when it was sent. */
 int64_t fake_conn_msg_delay_us(QsConn *conn, guint i);
 gboolean fake_conn_has_handlers(QsConn *conn);
+/* Whether the channel layer lets the client's messages be read. */
+gboolean fake_conn_is_reading(QsConn *conn);
+/* The incoming bound the channel set, 0 if none. */
+guint32 fake_conn_max_message(QsConn *conn);
 
 QsCursor *fake_cursor_new(void);
 void fake_cursor_define(QsCursor *cursor, int32_t w, int32_t h, int32_t hot_x,

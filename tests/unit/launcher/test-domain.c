@@ -24,6 +24,64 @@ static void test_p2p(void)
     g_assert_false(i->autostart);
 }
 
+/* The virtio-serial ports on unix sockets, as libvirt writes them in the
+ * live XML, and which of them the launcher passes on. */
+static void test_ports(void)
+{
+    g_autoptr(GError) err = NULL;
+    g_autoptr(QsDomainInfo) i = qs_domain_info_parse(
+        HEAD "<devices><graphics type='dbus' p2p='yes'/>"
+        "<channel type='unix'><source mode='bind' path='/run/libvirt/qemu/channel/3-vm1/org.qemu.guest_agent.0'/>"
+        "<target type='virtio' name='org.qemu.guest_agent.0' state='connected'/>"
+        "<alias name='channel0'/><address type='virtio-serial' controller='0' bus='0' port='1'/></channel>"
+        "<channel type='unix'><source mode='bind' path='/var/lib/libvirt/qemu/webdav.sock'/>"
+        "<target type='virtio' name='org.spice-space.webdav.0'/></channel>"
+        "<channel type='spicevmc'><target type='virtio' name='com.redhat.spice.0'/></channel>"
+        "<channel type='unix'><source mode='connect' path='/tmp/out.sock'/>"
+        "<target type='virtio' name='org.example.out'/></channel>"
+        "<channel type='unix'><source path='/tmp/nomode.sock'/>"
+        "<target type='virtio' name='org.example.nomode'/></channel>"
+        "<channel type='unix'><source mode='bind' path='/tmp/g.sock'/>"
+        "<target type='guestfwd' address='10.0.2.1' port='4600'/></channel>"
+        "<channel type='unix'><source mode='bind' path='/tmp/agent.sock'/>"
+        "<target type='virtio' name='com.redhat.spice.0'/></channel>"
+        "<channel type='unix'><source mode='bind' path='/tmp/bad.sock'/>"
+        "<target type='virtio' name='bad name'/></channel>"
+        "<serial type='unix'><source mode='bind' path='/tmp/serial.sock'/>"
+        "<target port='0'/></serial>"
+        "</devices></domain>", &err);
+    static const struct {
+        const char *name, *path;
+        gboolean listens, usable;
+        const char *why;
+    } want[] = {
+        { "org.qemu.guest_agent.0", "/run/libvirt/qemu/channel/3-vm1/org.qemu.guest_agent.0",
+          TRUE, FALSE, "libvirt itself" },
+        { "org.spice-space.webdav.0", "/var/lib/libvirt/qemu/webdav.sock", TRUE, TRUE, NULL },
+        { "org.example.out", "/tmp/out.sock", FALSE, FALSE, "mode='connect'" },
+        { "org.example.nomode", "/tmp/nomode.sock", TRUE, TRUE, NULL },
+        { "com.redhat.spice.0", "/tmp/agent.sock", TRUE, FALSE, "not supported yet" },
+        { "bad name", "/tmp/bad.sock", TRUE, FALSE, "letters, digits" },
+    };
+
+    g_assert_no_error(err);
+    g_assert_cmpuint(i->ports->len, ==, G_N_ELEMENTS(want));
+    for (guint k = 0; k < G_N_ELEMENTS(want); k++) {
+        const QsDomainPort *port = g_ptr_array_index(i->ports, k);
+        const char *why = NULL;
+
+        g_assert_cmpstr(port->name, ==, want[k].name);
+        g_assert_cmpstr(port->path, ==, want[k].path);
+        g_assert_cmpint(port->qemu_listens, ==, want[k].listens);
+        g_assert_cmpint(qs_domain_port_usable(port, &why), ==, want[k].usable);
+        if (want[k].why) {
+            g_assert_nonnull(strstr(why, want[k].why));
+        } else {
+            g_assert_null(why);
+        }
+    }
+}
+
 static void test_bus(void)
 {
     g_autoptr(GError) err = NULL;
@@ -142,6 +200,7 @@ int main(int argc, char **argv)
     g_test_init(&argc, &argv, NULL);
     g_test_add_func("/launcher/domain/p2p", test_p2p);
     g_test_add_func("/launcher/domain/bus", test_bus);
+    g_test_add_func("/launcher/domain/ports", test_ports);
     g_test_add_func("/launcher/domain/errors", test_errors);
     g_test_add_func("/launcher/domain/malformed", test_malformed);
     g_test_add_func("/launcher/domain/metadata-opt-in", test_metadata_opt_in);

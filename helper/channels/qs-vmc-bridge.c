@@ -1,0 +1,183 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* A chardev bridged to a SPICE spicevmc channel: SPICEVMC_DATA both ways, each side read only while the other side's queue has room. */
+#include "channels/qs-vmc-bridge.h"
+#include "channels/qs-channel.h"
+#include "channels/qs-session.h"
+
+#include <spice/enums.h>
+
+struct QsVmcBridge {
+    QsChardev *chardev;
+    uint8_t channel_type;
+    uint8_t channel_id;
+    QsChannel *ch;              /* the attached client channel, or NULL */
+    gboolean told_dropped;      /* since qemu's end last opened */
+    QsVmcBridgeStats stats;
+};
+
+/* The one place that decides who reads: qemu while the client's queue has
+ * room, the client while qemu's has. */
+static void steer(QsVmcBridge *b)
+{
+    gboolean client_room = b->ch && !qs_conn_is_closed(b->ch->conn) &&
+                           qs_conn_get_queued_bytes(b->ch->conn) < QS_VMC_CLIENT_QUEUE;
+
+    qs_chardev_set_reading(b->chardev, client_room);
+    if (b->ch) {
+        qs_conn_set_reading(b->ch->conn,
+                            qs_chardev_get_queued(b->chardev) < QS_VMC_QEMU_QUEUE);
+    }
+}
+
+static void on_data(QsChardev *cd, const guint8 *data, gsize len, gpointer user_data)
+{
+    QsVmcBridge *b = user_data;
+
+    (void)cd;
+    if (!b->ch) {
+        return;                 /* not reading without a channel: cannot happen */
+    }
+    if (qs_channel_send(b->ch, SPICE_MSG_SPICEVMC_DATA, g_bytes_new(data, len))) {
+        b->stats.to_client += len;
+    }
+    steer(b);
+}
+
+static void on_drained(QsChardev *cd, gpointer user_data)
+{
+    (void)cd;
+    steer(user_data);
+}
+
+static void on_opened(QsChardev *cd, gpointer user_data)
+{
+    QsVmcBridge *b = user_data;
+
+    (void)cd;
+    b->told_dropped = FALSE;
+    if (b->ch) {
+        qs_vmc_channel_qemu_state(b->ch, TRUE);
+    }
+    steer(b);
+}
+
+static void on_closed(QsChardev *cd, const char *reason, gboolean for_good,
+                      gpointer user_data)
+{
+    QsVmcBridge *b = user_data;
+
+    (void)cd, (void)reason, (void)for_good;
+    if (b->ch) {
+        qs_vmc_channel_qemu_state(b->ch, FALSE);
+    }
+    steer(b);
+}
+
+QsVmcBridge *qs_vmc_bridge_new(QsChardev *chardev, uint8_t channel_type,
+                               uint8_t channel_id)
+{
+    static const QsChardevHandlers handlers = {
+        .data = on_data,
+        .drained = on_drained,
+        .opened = on_opened,
+        .closed = on_closed,
+    };
+    QsVmcBridge *b = g_new0(QsVmcBridge, 1);
+
+    b->chardev = chardev;
+    b->channel_type = channel_type;
+    b->channel_id = channel_id;
+    /* drained fires when qemu's queue falls below the mark the client's
+     * reading stops at. */
+    qs_chardev_set_low_water(chardev, QS_VMC_QEMU_QUEUE);
+    qs_chardev_set_handlers(chardev, &handlers, b);
+    return b;
+}
+
+void qs_vmc_bridge_free(QsVmcBridge *b)
+{
+    if (!b) {
+        return;
+    }
+    /* A channel still attached only keeps a pointer it will not use: the
+     * session detaches its channels before the bridges go. */
+    g_warn_if_fail(b->ch == NULL);
+    qs_chardev_free(b->chardev);
+    g_free(b);
+}
+
+const char *qs_vmc_bridge_get_name(QsVmcBridge *b)
+{
+    return qs_chardev_get_name(b->chardev);
+}
+
+uint8_t qs_vmc_bridge_get_channel_type(QsVmcBridge *b)
+{
+    return b->channel_type;
+}
+
+uint8_t qs_vmc_bridge_get_channel_id(QsVmcBridge *b)
+{
+    return b->channel_id;
+}
+
+gboolean qs_vmc_bridge_is_open(QsVmcBridge *b)
+{
+    return qs_chardev_is_open(b->chardev);
+}
+
+void qs_vmc_bridge_attach(QsVmcBridge *b, QsChannel *ch)
+{
+    if (b->ch && b->ch != ch) {
+        /* Its closing detaches nothing: the bridge is no longer its. */
+        qs_channel_close(b->ch, "a newer channel took this chardev");
+    }
+    b->ch = ch;
+    /* writable fires when the client's queue falls below our mark. */
+    qs_conn_set_queue_limits(ch->conn, QS_VMC_CLIENT_QUEUE, QS_CONN_DEFAULT_HARD_CAP);
+    qs_conn_set_max_message_size(ch->conn, QS_VMC_MAX_CLIENT_MESSAGE);
+    steer(b);
+}
+
+void qs_vmc_bridge_detach(QsVmcBridge *b, QsChannel *ch)
+{
+    if (b->ch == ch) {
+        b->ch = NULL;
+        steer(b);
+    }
+}
+
+QsChannel *qs_vmc_bridge_get_channel(QsVmcBridge *b)
+{
+    return b->ch;
+}
+
+void qs_vmc_bridge_from_client(QsVmcBridge *b, const uint8_t *data, gsize len)
+{
+    if (len == 0) {
+        return;
+    }
+    if (!qs_chardev_write(b->chardev, data, len)) {
+        /* As spice-server does with a closed device: the bytes have
+         * nowhere to go. Said once each time qemu's end is closed. */
+        if (!b->told_dropped) {
+            b->told_dropped = TRUE;
+            g_message("%s: qemu's end is closed; the client's bytes are dropped",
+                      qs_vmc_bridge_get_name(b));
+        }
+        b->stats.dropped += len;
+        return;
+    }
+    b->stats.to_qemu += len;
+    steer(b);
+}
+
+void qs_vmc_bridge_client_writable(QsVmcBridge *b)
+{
+    steer(b);
+}
+
+void qs_vmc_bridge_get_stats(QsVmcBridge *b, QsVmcBridgeStats *stats)
+{
+    *stats = b->stats;
+}

@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* QsChardev: a byte stream to one of qemu's chardevs over an inherited
+ * stream socket, read only when asked, its write queue byte-accounted. */
+#pragma once
+
+#include <glib.h>
+
+G_BEGIN_DECLS
+
+/* Bytes read from qemu per data callback: a caller that pauses reading
+ * after one callback has at most this much more to take. */
+#define QS_CHARDEV_READ_CHUNK (64u * 1024u)
+
+typedef struct QsChardev QsChardev;
+
+/* Called from the main loop (the thread-default context of qs_chardev_new),
+ * never from inside qs_chardev_write() or qs_chardev_set_reading(). */
+typedef struct {
+    /* Bytes from qemu; only while reading is on. */
+    void (*data)(QsChardev *cd, const guint8 *data, gsize len, gpointer user_data);
+    /* The write queue fell below the low-water mark after having reached it. */
+    void (*drained)(QsChardev *cd, gpointer user_data);
+    /* qemu connected to the listening socket (a new chardev connection). */
+    void (*opened)(QsChardev *cd, gpointer user_data);
+    /* The connection to qemu ended (EOF, reset, a write error); what was
+     * queued for qemu is dropped. `for_good`: the descriptor was a
+     * connected socket, so nothing can reopen it; otherwise the listening
+     * socket waits for qemu to connect again. */
+    void (*closed)(QsChardev *cd, const char *reason, gboolean for_good,
+                   gpointer user_data);
+} QsChardevHandlers;
+
+/*
+ * Takes `fd`, an inherited stream socket: either connected to qemu's
+ * chardev (qemu listens: `-chardev socket,server=on`; libvirt's
+ * <source mode='bind'>) or listening for qemu to connect (qemu is the
+ * client, `server=off` with reconnect). Anything else (not a socket, a
+ * datagram socket, a closed descriptor) is an error naming `name` and the
+ * descriptor. The descriptor is made non-blocking and close-on-exec.
+ */
+QsChardev *qs_chardev_new(const char *name, int fd, GError **error);
+void qs_chardev_free(QsChardev *cd);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(QsChardev, qs_chardev_free)
+
+void qs_chardev_set_handlers(QsChardev *cd, const QsChardevHandlers *handlers,
+                             gpointer user_data);
+const char *qs_chardev_get_name(QsChardev *cd);
+/* Connected to qemu now. */
+gboolean qs_chardev_is_open(QsChardev *cd);
+/* The descriptor listens (qemu connects, and may connect again). */
+gboolean qs_chardev_is_listening(QsChardev *cd);
+
+/* Reading from qemu on or off (off at start): off, qemu's writes wait in
+ * the socket and, once it is full, in qemu. */
+void qs_chardev_set_reading(QsChardev *cd, gboolean reading);
+
+/* Queues bytes for qemu. FALSE (nothing queued) while not connected. The
+ * caller bounds the queue by pausing its source at its own mark. */
+gboolean qs_chardev_write(QsChardev *cd, const guint8 *data, gsize len);
+gsize qs_chardev_get_queued(QsChardev *cd);
+/* "drained" fires when the queue falls below `low_water` after reaching it. */
+void qs_chardev_set_low_water(QsChardev *cd, gsize low_water);
+
+G_END_DECLS
