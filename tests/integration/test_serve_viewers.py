@@ -128,6 +128,30 @@ def test_remote_viewer_shows_guest(qemu_factory, guest, helper_binary, tmp_path)
         assert best[2] >= 0.99, f"guest at {best[:2]} but only {best[2]:.4f} of it matches"
 
 
+def html5_sees_guest(chromium, spice_url, h, ref_size, ref, tmp_path):
+    """spice-html5 at `spice_url`, in an iframe of a page whose load waits
+    HOLD_SECONDS, screenshot by headless Chromium: the guest picture must be
+    in it, exact but for the canvas's outer 1-pixel ring, which the page's
+    styling covers (~0.4 % of a 1280x800 guest in the 1400x1000 page)."""
+    w, hgt = ref_size
+    shot = tmp_path / "chromium.png"
+    page = ("<!doctype html><html><body style='margin:0'>"
+            f"<iframe src='{spice_url}' style='border:0;width:1400px;height:1000px'>"
+            f"</iframe><img src='{HOLD_PATH}' style='display:none'></body></html>")
+    with page_server(page.encode(), HOLD_SECONDS) as page_port:
+        res = run_chromium(chromium, f"http://127.0.0.1:{page_port}/", f"--screenshot={shot}")
+    console = console_lines(res.stderr)
+    (tmp_path / "chromium.log").write_text(res.stderr)
+    assert shot.exists(), f"chromium wrote no screenshot ({res.returncode}): " \
+                          f"{res.stderr[-2000:]}"
+    found = locate_guest(w, hgt, ref, shot.read_bytes())
+    assert found is not None, ("guest picture not found in the spice-html5 page "
+                               f"({shot}); console: {console[-3000:]}; "
+                               f"helper: {h.stderr()[-2000:]}")
+    assert found[2] >= 0.99, (f"guest at {found[:2]} but only {found[2]:.4f} of it "
+                              f"matches; console: {console[-3000:]}")
+
+
 @pytest.mark.timeout(180)
 def test_spice_html5_in_chromium_shows_guest(qemu_factory, guest, helper_binary, tmp_path):
     chromium, ws = require_html5()
@@ -137,29 +161,10 @@ def test_spice_html5_in_chromium_shows_guest(qemu_factory, guest, helper_binary,
         q.stop()
         w, hgt, ref = q.screendump()
         Image.frombytes("RGB", (w, hgt), ref).save(tmp_path / "screendump.png")
-        shot = tmp_path / "chromium.png"
         with websockify(ws, h, port, tmp_path / "websockify.log", web=HTML5_DIR) as ws_port:
-            spice_url = (f"http://127.0.0.1:{ws_port}/spice_auto.html?host=127.0.0.1"
-                         f"&port={ws_port}&password={PASSWORD}")
-            page = ("<!doctype html><html><body style='margin:0'>"
-                    f"<iframe src='{spice_url}' style='border:0;width:1400px;height:1000px'>"
-                    f"</iframe><img src='{HOLD_PATH}' style='display:none'></body></html>")
-            with page_server(page.encode(), HOLD_SECONDS) as page_port:
-                res = run_chromium(chromium, f"http://127.0.0.1:{page_port}/",
-                                   f"--screenshot={shot}")
-        console = console_lines(res.stderr)
-        (tmp_path / "chromium.log").write_text(res.stderr)
-        assert shot.exists(), f"chromium wrote no screenshot ({res.returncode}): " \
-                              f"{res.stderr[-2000:]}"
-        found = locate_guest(w, hgt, ref, shot.read_bytes())
-        assert found is not None, ("guest picture not found in the spice-html5 page "
-                                   f"({shot}); console: {console[-3000:]}; "
-                                   f"helper: {h.stderr()[-2000:]}")
-        # the whole 1280x800 guest fits in the 1400x1000 page below the
-        # spice-html5 header; the canvas shows it exact except its outer
-        # 1-pixel ring, which the page's styling covers (~0.4 %)
-        assert found[2] >= 0.99, (f"guest at {found[:2]} but only {found[2]:.4f} of it "
-                                  f"matches; console: {console[-3000:]}")
+            html5_sees_guest(chromium, f"http://127.0.0.1:{ws_port}/spice_auto.html?"
+                             f"host=127.0.0.1&port={ws_port}&password={PASSWORD}",
+                             h, (w, hgt), ref, tmp_path)
 
 
 @pytest.mark.timeout(180)
@@ -174,26 +179,10 @@ def test_spice_html5_straight_to_helper(qemu_factory, guest, helper_binary, test
     with serving(helper_binary, q, "--ticket-file", server) as (h, port):
         q.stop()
         w, hgt, ref = q.screendump()
-        shot = tmp_path / "chromium.png"
         with page_server(b"", HOLD_SECONDS, static_dir=HTML5_DIR) as page_port:
-            spice_url = (f"http://127.0.0.1:{page_port}/spice_auto.html?host=127.0.0.1"
-                         f"&port={port}&password={PASSWORD}")
-            page = ("<!doctype html><html><body style='margin:0'>"
-                    f"<iframe src='{spice_url}' style='border:0;width:1400px;height:1000px'>"
-                    f"</iframe><img src='{HOLD_PATH}' style='display:none'></body></html>")
-            with page_server(page.encode(), HOLD_SECONDS) as outer_port:
-                res = run_chromium(chromium, f"http://127.0.0.1:{outer_port}/",
-                                   f"--screenshot={shot}")
-        console = console_lines(res.stderr)
-        (tmp_path / "chromium.log").write_text(res.stderr)
-        assert shot.exists(), f"chromium wrote no screenshot ({res.returncode}): " \
-                              f"{res.stderr[-2000:]}"
-        found = locate_guest(w, hgt, ref, shot.read_bytes())
-        assert found is not None, ("guest picture not found in the spice-html5 page "
-                                   f"({shot}); console: {console[-3000:]}; "
-                                   f"helper: {h.stderr()[-2000:]}")
-        assert found[2] >= 0.99, (f"guest at {found[:2]} but only {found[2]:.4f} of it "
-                                  f"matches; console: {console[-3000:]}")
+            html5_sees_guest(chromium, f"http://127.0.0.1:{page_port}/spice_auto.html?"
+                             f"host=127.0.0.1&port={port}&password={PASSWORD}",
+                             h, (w, hgt), ref, tmp_path)
         log = h.stderr()
         assert "(WebSocket)" in log, log[-2000:]
         # spice-gtk on the same port, plain SPICE.
