@@ -343,7 +343,7 @@ static gboolean handle_ticket(Pending *p)
     gboolean ok;
     QsTicketResult res = QS_TICKET_WRONG;
 
-    ok = qs_rsa_oaep_decrypt(p->key, p->in, plain, sizeof(plain), &len);
+    ok = qs_rsa_oaep_decrypt_ticket(p->key, p->in, plain, sizeof(plain), &len);
     /* One ticket per key. */
     qs_rsa_key_free(p->key);
     p->key = NULL;

@@ -227,3 +227,20 @@ gboolean qs_rsa_oaep_decrypt(const QsRsaKey *key,
     mpz_clear(m);
     return ok;
 }
+
+gboolean qs_rsa_oaep_decrypt_ticket(const QsRsaKey *key,
+                                    const guint8 ciphertext[QS_RSA_BYTES],
+                                    guint8 *out, gsize out_size, gsize *out_len)
+{
+    guint8 shifted[QS_RSA_BYTES];
+
+    if (qs_rsa_oaep_decrypt(key, ciphertext, out, out_size, out_len)) {
+        return TRUE;
+    }
+    if (ciphertext[QS_RSA_BYTES - 1] != 0) {
+        return FALSE;
+    }
+    shifted[0] = 0;
+    memcpy(shifted + 1, ciphertext, QS_RSA_BYTES - 1);
+    return qs_rsa_oaep_decrypt(key, shifted, out, out_size, out_len);
+}

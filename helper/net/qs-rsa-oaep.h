@@ -34,6 +34,16 @@ gboolean qs_rsa_oaep_decrypt(const QsRsaKey *key,
                              const guint8 ciphertext[QS_RSA_BYTES],
                              guint8 *out, gsize out_size, gsize *out_len);
 
+/* The SPICE ticket: qs_rsa_oaep_decrypt(), and when that fails and the
+ * last byte is 0, once more with the block moved one byte right.
+ * spice-html5 (ticket.js, rsa_encrypt) writes the ciphertext through
+ * toString(16), which drops a leading zero byte: one ticket in 256 arrives
+ * as 127 bytes at the start of the 128-byte field. The second try reads
+ * what that client meant and nothing else. */
+gboolean qs_rsa_oaep_decrypt_ticket(const QsRsaKey *key,
+                                    const guint8 ciphertext[QS_RSA_BYTES],
+                                    guint8 *out, gsize out_size, gsize *out_len);
+
 /* OAEP-SHA1 decoding of an already RSA-decrypted block `em` (k bytes), the
  * part that does not need the key; exposed for tests and fuzzing. */
 gboolean qs_oaep_sha1_decode(const guint8 *em, gsize k,

@@ -102,6 +102,28 @@ static void test_libcrypto_roundtrip(void)
     }
 }
 
+/* spice-html5's ticket when its ciphertext begins with a zero byte: the 127
+ * other bytes at the start of the field, a zero after them. */
+static void test_ticket_short_ciphertext(void)
+{
+    guint8 ct[QS_RSA_BYTES], cut[QS_RSA_BYTES], out[QS_RSA_BYTES];
+    gsize len = 0;
+    guint tries = 0;
+
+    do {
+        openssl_encrypt(shared_key, "secret", 7, ct);
+        g_assert_cmpuint(++tries, <, 20000);
+    } while (ct[0] != 0);
+    memcpy(cut, ct + 1, QS_RSA_BYTES - 1);
+    cut[QS_RSA_BYTES - 1] = 0;
+    g_assert_false(qs_rsa_oaep_decrypt(shared_key, cut, out, sizeof(out), &len));
+    g_assert_true(qs_rsa_oaep_decrypt_ticket(shared_key, cut, out, sizeof(out), &len));
+    g_assert_cmpmem(out, len, "secret", 7);
+    /* The whole one still decrypts as it is. */
+    g_assert_true(qs_rsa_oaep_decrypt_ticket(shared_key, ct, out, sizeof(out), &len));
+    g_assert_cmpmem(out, len, "secret", 7);
+}
+
 static void test_openssl_cli(void)
 {
     g_autofree char *dir = g_dir_make_tmp("qs-oaep-XXXXXX", NULL);
@@ -310,6 +332,7 @@ int main(int argc, char **argv)
     g_test_add_func("/net/oaep/spki", test_spki);
     g_test_add_func("/net/oaep/fresh-keys-differ", test_fresh_keys_differ);
     g_test_add_func("/net/oaep/libcrypto-roundtrip", test_libcrypto_roundtrip);
+    g_test_add_func("/net/oaep/ticket-short-ciphertext", test_ticket_short_ciphertext);
     g_test_add_func("/net/oaep/openssl-cli", test_openssl_cli);
     g_test_add_func("/net/oaep/fixed-vectors", test_fixed_vectors);
     g_test_add_func("/net/oaep/out-of-range", test_ciphertext_out_of_range);
