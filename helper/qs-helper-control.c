@@ -15,7 +15,16 @@ static gboolean set_ticket(const char *password, gsize len, gint64 expiry_us,
     g_autoptr(GPtrArray) clients = NULL;
     guint dropped = 0;
 
+    const QsTicket *view;
+
     if (!ticket) {
+        return FALSE;
+    }
+    /* The control password would always win: the view one would be dead. */
+    view = qs_server_get_view_ticket(hc->server);
+    if (view && qs_ticket_same_password(ticket, view)) {
+        g_set_error(error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
+                    "the ticket must differ from the view-only ticket");
         return FALSE;
     }
     qs_server_set_ticket(hc->server, ticket);
@@ -35,8 +44,9 @@ static gboolean set_view_ticket(const char *password, gsize len, gint64 expiry_u
 {
     QsHelperControl *hc = data;
     g_autoptr(QsTicket) ticket = NULL;
+    const QsTicket *control;
 
-    if (!qs_server_get_ticket(hc->server)) {
+    if (!qs_server_auth_enabled(hc->server)) {
         g_set_error(error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
                     "ticketing is disabled: every client has control, a "
                     "view-only ticket would mean nothing");
@@ -46,7 +56,8 @@ static gboolean set_view_ticket(const char *password, gsize len, gint64 expiry_u
         if (!(ticket = qs_ticket_new(password, len, expiry_us, error))) {
             return FALSE;
         }
-        if (qs_ticket_same_password(ticket, qs_server_get_ticket(hc->server))) {
+        control = qs_server_get_ticket(hc->server);
+        if (control && qs_ticket_same_password(ticket, control)) {
             g_set_error(error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
                         "the view-only ticket must differ from the ticket");
             return FALSE;
@@ -56,6 +67,17 @@ static gboolean set_view_ticket(const char *password, gsize len, gint64 expiry_u
     g_message("control: %s", !ticket ? "view-only ticket removed"
                              : expiry_us ? "new view-only ticket (with an expiry)"
                                          : "new view-only ticket (no expiry)");
+    return TRUE;
+}
+
+static gboolean set_token_keys(const char *text, gsize len, gpointer data, GError **error)
+{
+    QsHelperControl *hc = data;
+
+    if (!qs_server_set_token_keys(hc->server, text, len, error)) {
+        return FALSE;
+    }
+    g_message("control: new token keys");
     return TRUE;
 }
 
@@ -120,6 +142,7 @@ const QsControlOps *qs_helper_control_ops(void)
     static const QsControlOps ops = {
         .set_ticket = set_ticket,
         .set_view_ticket = set_view_ticket,
+        .set_token_keys = set_token_keys,
         .disconnect_client = disconnect_client,
         .set_certificates = set_certificates,
         .list_clients = list_clients,

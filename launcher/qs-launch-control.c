@@ -157,6 +157,20 @@ gboolean qs_control_disconnect_client(GDBusConnection *conn, const char *address
     return TRUE;
 }
 
+gboolean qs_control_set_token_keys(GDBusConnection *conn, const char *text,
+                                   GError **error)
+{
+    g_autoptr(QsDBusHelper1) proxy = helper1(conn, error);
+
+    if (!proxy ||
+        !qs_dbus_helper1_call_set_token_keys_sync(
+            proxy, g_variant_new_fixed_array(G_VARIANT_TYPE_BYTE, text, strlen(text), 1),
+            NULL, error)) {
+        return failed("SetTokenKeys", error);
+    }
+    return TRUE;
+}
+
 typedef struct {
     char *text;
     gsize len;

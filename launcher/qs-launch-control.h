@@ -21,6 +21,9 @@ gboolean qs_control_set_ticket(GDBusConnection *conn, const char *password,
                                gint64 expiry, gboolean disconnect,
                                guint *kept, GError **error);
 /* Sends DIR/server-cert.pem and DIR/server-key.pem. */
+/* Sends a token key file's text (SetTokenKeys). */
+gboolean qs_control_set_token_keys(GDBusConnection *conn, const char *text,
+                                   GError **error);
 gboolean qs_control_set_certificates(GDBusConnection *conn, const char *dir,
                                      GError **error);
 /* The helper's status dictionary ("a{sv}": version, pid, started, clients). */

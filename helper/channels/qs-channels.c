@@ -320,6 +320,7 @@ static SpiceLinkErr on_authorize(const QsLinkInfo *info, guint32 *session_id,
                                  gpointer user_data)
 {
     QsChannels *hub = user_data;
+    QsSession *session;
 
     if (info->channel_type == SPICE_CHANNEL_MAIN) {
         /* A non-zero id on main is a migration target: not supported. */
@@ -329,8 +330,16 @@ static SpiceLinkErr on_authorize(const QsLinkInfo *info, guint32 *session_id,
         *session_id = qs_channels_new_session_id(hub);
         return SPICE_LINK_ERR_OK;
     }
-    if (!qs_channels_session(hub, info->connection_id)) {
+    session = qs_channels_session(hub, info->connection_id);
+    if (!session) {
         return SPICE_LINK_ERR_BAD_CONNECTION_ID;
+    }
+    /* A session's rights are its main channel's: a view-only credential
+     * must not add a channel (inputs, say) to a session that has control. */
+    if (info->view_only && !session->view_only) {
+        g_message("channel %u:%u from %s refused: a view-only credential for a session "
+                  "with control", info->channel_type, info->channel_id, info->peer);
+        return SPICE_LINK_ERR_PERMISSION_DENIED;
     }
     *session_id = info->connection_id;
     return SPICE_LINK_ERR_OK;

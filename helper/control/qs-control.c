@@ -127,6 +127,27 @@ static gboolean on_set_view_ticket(QsDBusHelper1 *iface, GDBusMethodInvocation *
     return G_DBUS_METHOD_INVOCATION_HANDLED;
 }
 
+static gboolean on_set_token_keys(QsDBusHelper1 *iface, GDBusMethodInvocation *inv,
+                                  GVariant *keys)
+{
+    QsControl *ctl = QS_CONTROL_OBJECT(iface)->ctl;
+    g_autoptr(GError) error = NULL;
+    gsize len;
+    const char *text = g_variant_get_fixed_array(keys, &len, 1);
+
+    if (len > 4096) {
+        g_dbus_method_invocation_return_error(inv, G_IO_ERROR, G_IO_ERROR_INVALID_DATA,
+                                              "token keys: more than 4096 bytes");
+        return G_DBUS_METHOD_INVOCATION_HANDLED;
+    }
+    if (!ctl->ops->set_token_keys(text, len, ctl->data, &error)) {
+        g_dbus_method_invocation_return_gerror(inv, error);
+        return G_DBUS_METHOD_INVOCATION_HANDLED;
+    }
+    qs_dbus_helper1_complete_set_token_keys(iface, inv);
+    return G_DBUS_METHOD_INVOCATION_HANDLED;
+}
+
 static gboolean on_disconnect_client(QsDBusHelper1 *iface, GDBusMethodInvocation *inv,
                                      const char *address)
 {
@@ -185,6 +206,7 @@ static void qs_control_object_iface_init(QsDBusHelper1Iface *iface)
 {
     iface->handle_set_ticket = on_set_ticket;
     iface->handle_set_view_ticket = on_set_view_ticket;
+    iface->handle_set_token_keys = on_set_token_keys;
     iface->handle_disconnect_client = on_disconnect_client;
     iface->handle_set_certificates = on_set_certificates;
     iface->handle_get_status = on_get_status;

@@ -25,6 +25,9 @@ typedef struct {
     /* A new view-only ticket; len 0 removes it. */
     gboolean (*set_view_ticket)(const char *password, gsize len, gint64 expiry_us,
                                 gpointer data, GError **error);
+    /* New token keys (a key file's text). */
+    gboolean (*set_token_keys)(const char *text, gsize len, gpointer data,
+                               GError **error);
     /* Ends the session of the client linked from `address`; an error
      * (G_IO_ERROR_NOT_FOUND) when none is. */
     gboolean (*disconnect_client)(const char *address, gpointer data, GError **error);

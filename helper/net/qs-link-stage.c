@@ -42,28 +42,8 @@ typedef struct {
     GSource *deadline;
     GSource *delay;
     gboolean charged; /* took a token of the link rate limit */
-    gboolean view_only; /* its ticket was the view-only one */
+    QsLinkGrant grant;  /* what its ticket granted */
 } Pending;
-
-#define LOG_WINDOW_US (10 * G_USEC_PER_SEC)
-#define LOG_PER_WINDOW 20
-
-/* Link refusals are logged, but a scanner or a flood must not fill the
- * journal: at most LOG_PER_WINDOW lines per window. */
-static gboolean log_allowed(QsServer *s)
-{
-    gint64 now = g_get_monotonic_time();
-
-    if (now - s->log_window_start > LOG_WINDOW_US) {
-        if (s->log_count > LOG_PER_WINDOW) {
-            g_message("%u further link refusals not logged",
-                      s->log_count - LOG_PER_WINDOW);
-        }
-        s->log_window_start = now;
-        s->log_count = 0;
-    }
-    return ++s->log_count <= LOG_PER_WINDOW;
-}
 
 static void pending_io(QsStream *stream, GIOCondition cond, gpointer data);
 
@@ -127,7 +107,7 @@ static void fail_reply(Pending *p, SpiceLinkErr err)
     guint8 buf[QS_LINK_REPLY_MAX_SIZE];
     gsize n = qs_link_build_reply(buf, err, NULL, NULL, 0, NULL, 0);
 
-    if (log_allowed(p->server)) {
+    if (qs_link_log_allowed(p->server)) {
         g_message("link from %s (%s channel) refused: %s",
                   qs_stream_get_peer(p->stream),
                   qs_channel_type_to_string(p->mess.channel_type),
@@ -142,7 +122,7 @@ static void fail_result(Pending *p, SpiceLinkErr err, const char *why)
 {
     guint8 buf[4];
 
-    if (log_allowed(p->server)) {
+    if (qs_link_log_allowed(p->server)) {
         g_message("link from %s (%s channel) refused: %s",
                   qs_stream_get_peer(p->stream),
                   qs_channel_type_to_string(p->mess.channel_type), why);
@@ -198,7 +178,7 @@ static QsLinkInfo info_of(Pending *p, guint32 session_id)
         .session_id = session_id,
         .channel_type = p->mess.channel_type,
         .channel_id = p->mess.channel_id,
-        .view_only = p->view_only,
+        .view_only = p->grant.view_only,
         .common_caps = p->mess.common_caps,
         .n_common_caps = p->mess.n_common_caps,
         .channel_caps = p->mess.channel_caps,
@@ -206,24 +186,6 @@ static QsLinkInfo info_of(Pending *p, guint32 session_id)
         .tls = qs_stream_is_tls(p->stream),
         .peer = qs_stream_get_peer(p->stream),
     };
-}
-
-/* One token of the per-source link rate limit; FALSE (counted, logged
- * now and then) if the source has none left. A link that completes gives
- * its token back (finish_link). */
-static gboolean charge(QsServer *s, const char *source)
-{
-    if (!s->rate ||
-        qs_rate_limit_take(s->rate, source, g_get_monotonic_time())) {
-        return TRUE;
-    }
-    s->rate_refused++;
-    if (s->rate_refused % 100 == 1) {
-        g_message("link rate limit: refusing links from %s "
-                  "(%" G_GUINT64_FORMAT " refused so far)",
-                  source, s->rate_refused);
-    }
-    return FALSE;
 }
 
 static void handle_mess(Pending *p)
@@ -255,7 +217,7 @@ static void handle_mess(Pending *p)
     }
     /* The key is what a plain link attempt costs us (a fresh RSA key,
      * ~7 ms of a core): each source gets a bounded rate of them. */
-    if (!p->charged && !charge(s, p->source)) {
+    if (!p->charged && !qs_link_charge(s, p->source)) {
         fail_reply(p, SPICE_LINK_ERR_ERROR);
         return;
     }
@@ -274,7 +236,7 @@ static gboolean delay_done(gpointer data)
     Pending *p = data;
 
     g_source_unref(g_steal_pointer(&p->delay));
-    fail_result(p, SPICE_LINK_ERR_PERMISSION_DENIED, "wrong or expired ticket");
+    fail_result(p, SPICE_LINK_ERR_PERMISSION_DENIED, "wrong or expired credential");
     update_condition(p);
     return G_SOURCE_REMOVE;
 }
@@ -297,6 +259,7 @@ static gboolean finish_link(Pending *p)
         fail_result(p, err, qs_link_err_to_string(err));
         return TRUE;
     }
+    qs_link_auth_commit(s, &p->grant, session_id);
     if (s->rate && p->charged) {
         qs_rate_limit_refund(s->rate, p->source, g_get_monotonic_time());
     }
@@ -318,13 +281,14 @@ static gboolean finish_link(Pending *p)
 
         memcpy(first, p->out + p->out_off, n);
         memcpy(first + n, ok, 4);
-        conn = qs_conn_new(stream, &p->mess, session_id, p->view_only, first, n + 4);
+        conn = qs_conn_new(stream, &p->mess, session_id, p->grant.view_only, first, n + 4);
     }
-    g_message("%s channel %u:%u linked from %s%s%s%s",
+    g_message("%s channel %u:%u linked from %s%s%s%s%s",
               qs_channel_type_to_string(p->mess.channel_type),
               p->mess.channel_type, p->mess.channel_id, qs_stream_get_peer(stream),
               qs_stream_is_tls(stream) ? " (TLS)" : "",
-              qs_stream_is_websocket(stream) ? " (WebSocket)" : "", p->view_only ? " (view only)" : "");
+              qs_stream_is_websocket(stream) ? " (WebSocket)" : "",
+              p->grant.view_only ? " (view only)" : "", p->grant.by_token ? " (token)" : "");
     pending_free(p);
     if (s->cb.attach) {
         s->cb.attach(conn, s->user_data);
@@ -341,7 +305,6 @@ static gboolean handle_ticket(Pending *p)
     guint8 plain[QS_RSA_BYTES];
     gsize len = 0;
     gboolean ok;
-    QsTicketResult res = QS_TICKET_WRONG;
 
     ok = qs_rsa_oaep_decrypt_ticket(p->key, p->in, plain, sizeof(plain), &len);
     /* One ticket per key. */
@@ -350,23 +313,18 @@ static gboolean handle_ticket(Pending *p)
     if (ok) {
         /* The client sends the password and its NUL; compare up to it. */
         const guint8 *nul = memchr(plain, '\0', len);
-        gsize pw_len = nul ? (gsize)(nul - plain) : len;
 
-        res = s->ticket ? qs_ticket_check_pair(s->ticket, s->view_ticket, plain, pw_len,
-                                               g_get_real_time(), &p->view_only)
-                        : QS_TICKET_OK;
+        qs_link_auth_check(s, plain, nul ? (gsize)(nul - plain) : len,
+                           p->mess.channel_type, p->mess.connection_id, &p->grant);
     }
     explicit_bzero(plain, sizeof(plain));
-    if (res == QS_TICKET_OK) {
+    if (p->grant.ok) {
         return finish_link(p);
     }
-    if (log_allowed(s)) {
-        g_message("link from %s (%s channel): %s",
-                  qs_stream_get_peer(p->stream),
+    if (qs_link_log_allowed(s)) {
+        g_message("link from %s (%s channel): %s", qs_stream_get_peer(p->stream),
                   qs_channel_type_to_string(p->mess.channel_type),
-                  !ok ? "undecryptable ticket"
-                      : res == QS_TICKET_EXPIRED ? "expired ticket"
-                                                 : "wrong ticket");
+                  !ok ? "undecryptable ticket" : p->grant.why);
     }
     /* Slow down guessing; the connection still counts as pending. */
     p->state = ST_DELAY;
@@ -434,7 +392,7 @@ static gboolean do_read(Pending *p)
         }
         if (n <= 0) {
             if (n < 0 && g_error_matches(error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA) &&
-                log_allowed(p->server)) {     /* a malformed WebSocket upgrade or frame */
+                qs_link_log_allowed(p->server)) {     /* a malformed WebSocket upgrade or frame */
                 g_message("link from %s refused: %s", qs_stream_get_peer(p->stream), error->message);
             }
             pending_drop(p, n == 0 ? "closed during link" : error->message);
@@ -568,7 +526,7 @@ void qs_link_stage_start(QsServer *s, QsStream *stream, const char *source)
     /* On the TLS port the handshake (a signature with the server key) is
      * the first costly step: the token is taken before it, and closing
      * is all a refused connection gets. */
-    if (tls && !charge(s, source)) {
+    if (tls && !qs_link_charge(s, source)) {
         qs_stream_free(stream);
         return;
     }

@@ -9,6 +9,7 @@
 #include "net/qs-listen.h"
 #include "net/qs-net-config.h"
 #include "net/qs-ticket.h"
+#include "net/qs-token-verifier.h"
 
 #define TICKET_SOURCE_MAX 4096
 
@@ -19,6 +20,7 @@ void qs_net_config_init(QsNetConfig *cfg)
     cfg->tls_listen_fd = -1;
     cfg->ticket_fd = -1;
     cfg->view_ticket_fd = -1;
+    cfg->token_keys_fd = -1;
     cfg->max_pending = 64;
     cfg->max_pending_per_source = 16;
     cfg->link_timeout_s = 10;
@@ -39,6 +41,11 @@ void qs_net_config_clear(QsNetConfig *cfg)
     g_clear_pointer(&cfg->ticket, qs_ticket_unref);
     g_clear_pointer(&cfg->view_ticket_file, g_free);
     g_clear_pointer(&cfg->view_ticket, qs_ticket_unref);
+    g_clear_pointer(&cfg->token_keys_file, g_free);
+    if (cfg->token_keys) {
+        explicit_bzero(cfg->token_keys, cfg->token_keys_len);
+        g_clear_pointer(&cfg->token_keys, g_free);
+    }
 }
 
 GOptionGroup *qs_net_option_group(QsNetConfig *cfg)
@@ -71,6 +78,12 @@ GOptionGroup *qs_net_option_group(QsNetConfig *cfg)
           "resize and microphone do not reach it", "PATH" },
         { "view-ticket-fd", 0, 0, G_OPTION_ARG_INT, &cfg->view_ticket_fd,
           "The view-only ticket from FD until EOF, then close it", "FD" },
+        { "token-keys-file", 0, 0, G_OPTION_ARG_FILENAME, &cfg->token_keys_file,
+          "Accept signed console tokens made with this VM's keys from PATH "
+          "([tokens] vm=UUID, key-ID=HEX; see qemu-spice(1)), beside or "
+          "instead of a ticket", "PATH" },
+        { "token-keys-fd", 0, 0, G_OPTION_ARG_INT, &cfg->token_keys_fd,
+          "The token keys from FD until EOF, then close it", "FD" },
         { "ticket-expiry", 0, 0, G_OPTION_ARG_STRING, &cfg->ticket_expiry,
           "Ticket expiry: never, SECONDS or +SECONDS from start, or "
           "@UNIX_SECONDS; checked at every channel link", "WHEN" },
@@ -78,7 +91,8 @@ GOptionGroup *qs_net_option_group(QsNetConfig *cfg)
           &cfg->disable_ticketing,
           "Accept any ticket (no authentication)", NULL },
         { "insecure", 0, 0, G_OPTION_ARG_NONE, &cfg->insecure,
-          "Allow --disable-ticketing on a non-loopback plain listener", NULL },
+          "Allow --disable-ticketing on a non-loopback listener (a "
+          "proxy-only network); logged at start", NULL },
         { "secure-channels", 0, 0, G_OPTION_ARG_STRING, &cfg->secure_channels,
           "Channels only served over TLS: all, or a comma list of main, "
           "display, inputs, cursor, playback, record, usbredir, ...; on the "
@@ -128,7 +142,7 @@ static char *read_ticket_source(const char *file, gint *fd, gsize *len, GError *
             explicit_bzero(text, *len);
             g_free(text);
             g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
-                        "%s: too large for a ticket", file);
+                        "%s: too large for a ticket or key file", file);
             return NULL;
         }
         return text;
@@ -144,7 +158,7 @@ static char *read_ticket_source(const char *file, gint *fd, gsize *len, GError *
         }
         if (n < 0) {
             g_set_error(error, G_IO_ERROR, g_io_error_from_errno(errno),
-                        "reading the ticket from fd %d: %s", (*fd),
+                        "reading fd %d: %s", (*fd),
                         g_strerror(errno));
             break;
         }
@@ -156,7 +170,7 @@ static char *read_ticket_source(const char *file, gint *fd, gsize *len, GError *
         *len += (gsize)n;
         if (*len > TICKET_SOURCE_MAX) {
             g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
-                        "fd %d: too large for a ticket", (*fd));
+                        "fd %d: too large for a ticket or key file", (*fd));
             break;
         }
     }
@@ -209,6 +223,54 @@ static QsTicket *load_ticket(const char *file, gint *fd, gint64 expiry, GError *
 #define USAGE(...) \
     (g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE, __VA_ARGS__), \
      FALSE)
+
+static gboolean listeners_loopback(const QsNetConfig *cfg, gboolean plain, gboolean tls)
+{
+    return (!plain || (cfg->listen ? qs_listen_spec_is_loopback(cfg->listen)
+                                   : qs_listen_fd_is_loopback(cfg->listen_fd))) &&
+           (!tls || (cfg->tls_listen ? qs_listen_spec_is_loopback(cfg->tls_listen)
+                                     : qs_listen_fd_is_loopback(cfg->tls_listen_fd)));
+}
+
+static gboolean load_token_keys(QsNetConfig *cfg, GError **error)
+{
+    g_autoptr(QsTokenVerifier) check = NULL;
+
+    if (!cfg->token_keys_file && cfg->token_keys_fd < 0) {
+        return TRUE;
+    }
+    if (cfg->token_keys) {
+        explicit_bzero(cfg->token_keys, cfg->token_keys_len);
+        g_clear_pointer(&cfg->token_keys, g_free);
+    }
+    cfg->token_keys = read_ticket_source(cfg->token_keys_file, &cfg->token_keys_fd,
+                                         &cfg->token_keys_len, error);
+    if (!cfg->token_keys) {
+        return FALSE;
+    }
+    /* Parsed here for the usage error; the server parses its own copy. */
+    check = qs_token_verifier_new(cfg->token_keys, cfg->token_keys_len, error);
+    return check != NULL;
+}
+
+static gboolean load_view_ticket(QsNetConfig *cfg, gint64 expiry, GError **error)
+{
+    if (cfg->view_ticket_file && cfg->view_ticket_fd >= 0) {
+        return USAGE("--view-ticket-file and --view-ticket-fd exclude each other");
+    }
+    g_clear_pointer(&cfg->view_ticket, qs_ticket_unref);
+    if ((cfg->view_ticket_file || cfg->view_ticket_fd >= 0) &&
+        !(cfg->view_ticket = load_ticket(cfg->view_ticket_file, &cfg->view_ticket_fd,
+                                         expiry, error))) {
+        return FALSE;
+    }
+    /* The control password would always win: the view one would be dead. */
+    if (cfg->view_ticket && cfg->ticket &&
+        qs_ticket_same_password(cfg->ticket, cfg->view_ticket)) {
+        return USAGE("the view-only ticket has the same password as the ticket");
+    }
+    return TRUE;
+}
 
 gboolean qs_net_config_validate(QsNetConfig *cfg, GError **error)
 {
@@ -266,45 +328,45 @@ gboolean qs_net_config_validate(QsNetConfig *cfg, GError **error)
     if (cfg->ticket_file && cfg->ticket_fd >= 0) {
         return USAGE("--ticket-file and --ticket-fd exclude each other");
     }
+    if (cfg->token_keys_file && cfg->token_keys_fd >= 0) {
+        return USAGE("--token-keys-file and --token-keys-fd exclude each other");
+    }
     if (cfg->disable_ticketing) {
         if (cfg->ticket_file || cfg->ticket_fd >= 0 || cfg->ticket_expiry ||
-            cfg->view_ticket_file || cfg->view_ticket_fd >= 0) {
-            return USAGE("--disable-ticketing excludes the ticket options");
+            cfg->view_ticket_file || cfg->view_ticket_fd >= 0 ||
+            cfg->token_keys_file || cfg->token_keys_fd >= 0) {
+            return USAGE("--disable-ticketing excludes the ticket and token options");
         }
-        if (plain && !cfg->insecure &&
-            !(cfg->listen ? qs_listen_spec_is_loopback(cfg->listen)
-                          : qs_listen_fd_is_loopback(cfg->listen_fd))) {
-            return USAGE("refusing to serve without a ticket on a "
-                         "non-loopback plain listener (add --insecure to "
-                         "do it anyway)");
+        if (!cfg->insecure && !(listeners_loopback(cfg, plain, tls))) {
+            return USAGE("refusing to serve without a credential on a non-loopback "
+                         "listener (add --insecure for a proxy-only network)");
         }
         return TRUE;
     }
+    if (cfg->insecure) {
+        return USAGE("--insecure only goes with --disable-ticketing");
+    }
+    if (!load_token_keys(cfg, error)) {
+        return FALSE;
+    }
     if (!cfg->ticket_file && cfg->ticket_fd < 0) {
-        return USAGE("a ticket is required: --ticket-file or --ticket-fd "
-                     "(or --disable-ticketing)");
+        if (cfg->token_keys) {
+            if (cfg->ticket_expiry) {
+                return USAGE("--ticket-expiry without a ticket");
+            }
+            return load_view_ticket(cfg, 0, error);
+        }
+        return USAGE("a credential is required: --ticket-file, --ticket-fd, "
+                     "--token-keys-file or --token-keys-fd (or --disable-ticketing)");
     }
     if (cfg->ticket_expiry &&
         !qs_ticket_parse_expiry(cfg->ticket_expiry, g_get_real_time(),
                                 &expiry, error)) {
         return FALSE;
     }
-    if (cfg->view_ticket_file && cfg->view_ticket_fd >= 0) {
-        return USAGE("--view-ticket-file and --view-ticket-fd exclude each other");
-    }
     g_clear_pointer(&cfg->ticket, qs_ticket_unref);
-    g_clear_pointer(&cfg->view_ticket, qs_ticket_unref);
     if (!(cfg->ticket = load_ticket(cfg->ticket_file, &cfg->ticket_fd, expiry, error))) {
         return FALSE;
     }
-    if ((cfg->view_ticket_file || cfg->view_ticket_fd >= 0) &&
-        !(cfg->view_ticket = load_ticket(cfg->view_ticket_file, &cfg->view_ticket_fd,
-                                         expiry, error))) {
-        return FALSE;
-    }
-    /* The control password would always win: the view one would be dead. */
-    if (cfg->view_ticket && qs_ticket_same_password(cfg->ticket, cfg->view_ticket)) {
-        return USAGE("the view-only ticket has the same password as the ticket");
-    }
-    return TRUE;
+    return load_view_ticket(cfg, expiry, error);
 }

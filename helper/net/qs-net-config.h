@@ -20,8 +20,10 @@ typedef struct {
     char *ticket_expiry;     /* "never", "+SECONDS" / "SECONDS" from start, "@UNIX" */
     char *view_ticket_file;  /* a second password: view-only clients */
     gint view_ticket_fd;
+    char *token_keys_file;   /* signed console tokens: this VM's keys */
+    gint token_keys_fd;
     gboolean disable_ticketing;
-    gboolean insecure;       /* allow plain non-loopback listening without a ticket */
+    gboolean insecure;       /* allow non-loopback listening without a credential */
     char *secure_channels;   /* "all" or "main,display,..." */
     gint max_pending;        /* unauthenticated connections, global */
     gint max_pending_per_source;
@@ -34,8 +36,11 @@ typedef struct {
     gint max_link_burst;     /* ... up to this many at once */
 
     /* Filled by qs_net_config_validate(). */
-    QsTicket *ticket;        /* NULL iff ticketing is disabled */
+    QsTicket *ticket;        /* NULL: no fixed ticket (tokens only, or
+                              * ticketing disabled) */
     QsTicket *view_ticket;   /* or NULL */
+    char *token_keys;        /* the key file's text (checked), or NULL */
+    gsize token_keys_len;
     guint32 secure_mask;     /* bit n set: channel type n needs TLS */
 } QsNetConfig;
 
@@ -47,8 +52,9 @@ void qs_net_config_clear(QsNetConfig *cfg);
  * outlive the parse). */
 GOptionGroup *qs_net_option_group(QsNetConfig *cfg);
 
-/* Checks the combination of options after parsing and loads the ticket
- * (reading --ticket-file / --ticket-fd). Errors are usage errors. */
+/* Checks the combination of options after parsing and loads the tickets
+ * and the token keys (reading their files / descriptors). Errors are usage
+ * errors. */
 gboolean qs_net_config_validate(QsNetConfig *cfg, GError **error);
 
 G_END_DECLS

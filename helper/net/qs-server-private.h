@@ -8,6 +8,7 @@
 #include "net/qs-server.h"
 #include "net/qs-stream.h"
 #include "net/qs-ticket.h"
+#include "net/qs-token-verifier.h"
 
 typedef struct QsListener QsListener;
 
@@ -19,6 +20,8 @@ struct QsServer {
     char *tls_dir;
     QsTicket *ticket;
     QsTicket *view_ticket;      /* a second password, for view-only clients */
+    QsTokenVerifier *tokens;    /* signed console tokens, or NULL */
+    gboolean auth_disabled;     /* --disable-ticketing */
     guint32 secure_mask;
     guint max_pending;
     guint max_pending_per_source;
@@ -33,6 +36,28 @@ struct QsServer {
     gint64 log_window_start;
     guint log_count;
 };
+
+/* What a link's ticket bytes grant (qs-link-auth.c). */
+typedef struct {
+    gboolean ok;
+    gboolean view_only;
+    gboolean by_token;
+    QsTokenUse token;       /* when by_token: commit it once linked */
+    const char *why;        /* a refusal's reason for the log */
+} QsLinkGrant;
+
+void qs_link_auth_check(QsServer *s, const guint8 *password, gsize len,
+                        guint8 channel_type, guint32 connection_id, QsLinkGrant *grant);
+/* The link of a granted ticket succeeded as session `session_id`. */
+void qs_link_auth_commit(QsServer *s, const QsLinkGrant *grant, guint32 session_id);
+
+/* Link refusals are logged, but a scanner or a flood must not fill the
+ * journal: FALSE once the window's share of lines is spent
+ * (qs-link-limits.c). */
+gboolean qs_link_log_allowed(QsServer *s);
+/* One token of the per-source link rate limit; FALSE (counted, logged now
+ * and then) if the source has none left. */
+gboolean qs_link_charge(QsServer *s, const char *source);
 
 /* Takes `stream` (a freshly accepted connection from address `source`) into
  * the link stage, dropping the oldest pending link first if a limit is

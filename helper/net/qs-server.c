@@ -171,13 +171,18 @@ QsServer *qs_server_new(const QsNetConfig *cfg,
 {
     g_autoptr(QsServer) s = NULL;
 
-    /* No ticket must mean "asked for no ticket", never "forgot one". */
-    if (!cfg->ticket && !cfg->disable_ticketing) {
+    /* No credential must mean "asked for none", never "forgot one". */
+    if (!cfg->ticket && !cfg->token_keys && !cfg->disable_ticketing) {
         g_set_error(error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
-                    "no ticket and ticketing not disabled");
+                    "no ticket, no token keys and ticketing not disabled");
         return NULL;
     }
     s = g_new0(QsServer, 1);
+    s->auth_disabled = cfg->disable_ticketing;
+    if (cfg->token_keys &&
+        !(s->tokens = qs_token_verifier_new(cfg->token_keys, cfg->token_keys_len, error))) {
+        return NULL;
+    }
     s->cb = *callbacks;
     s->user_data = user_data;
     s->ticket = cfg->ticket ? qs_ticket_ref(cfg->ticket) : NULL;
@@ -217,6 +222,16 @@ QsServer *qs_server_new(const QsNetConfig *cfg,
             return NULL;
         }
     }
+    if (cfg->disable_ticketing) {
+        g_message(cfg->insecure
+                  ? "no credential, on a non-loopback listener (--insecure): anyone who "
+                    "reaches the port gets the console; keep it on a proxy-only network"
+                  : "no credential (--disable-ticketing): loopback listeners only");
+    } else {
+        g_message("credentials: %s%s%s", s->ticket ? "ticket" : "no fixed ticket",
+                  s->view_ticket ? ", view-only ticket" : "",
+                  s->tokens ? ", signed tokens" : "");
+    }
     return g_steal_pointer(&s);
 }
 
@@ -236,6 +251,7 @@ void qs_server_free(QsServer *s)
     qs_tls_creds_unref(s->creds);
     qs_ticket_unref(s->ticket);
     qs_ticket_unref(s->view_ticket);
+    qs_token_verifier_free(s->tokens);
     g_free(s->tls_dir);
     g_free(s);
 }
@@ -291,6 +307,30 @@ void qs_server_set_ticket(QsServer *s, QsTicket *ticket)
 {
     qs_ticket_unref(s->ticket);
     s->ticket = ticket ? qs_ticket_ref(ticket) : NULL;
+    if (ticket) {
+        s->auth_disabled = FALSE;
+    }
+}
+
+gboolean qs_server_auth_enabled(QsServer *s)
+{
+    return !s->auth_disabled;
+}
+
+gboolean qs_server_set_token_keys(QsServer *s, const char *text, gsize len,
+                                  GError **error)
+{
+    if (!s->tokens) {
+        g_set_error(error, G_IO_ERROR, G_IO_ERROR_NOT_SUPPORTED,
+                    "this helper was started without token keys");
+        return FALSE;
+    }
+    return qs_token_verifier_set_keys(s->tokens, text, len, error);
+}
+
+const QsTicket *qs_server_get_view_ticket(QsServer *s)
+{
+    return s->view_ticket;
 }
 
 guint16 qs_server_get_port(QsServer *s, gboolean tls)

@@ -62,11 +62,18 @@ gboolean qs_server_set_tls_pem(QsServer *server, const guint8 *cert,
                                gsize cert_len, const guint8 *key,
                                gsize key_len, GError **error);
 
-/* Replaces the ticket (NULL disables ticketing); established connections are
- * not affected, new links are checked against it. */
+/* Replaces the fixed ticket (NULL: none; tokens, if any, still work); a
+ * ticket turns authentication on if it was disabled. Established
+ * connections are not affected, new links are checked against it. */
 void qs_server_set_ticket(QsServer *server, QsTicket *ticket);
-/* The ticket in force, NULL when ticketing is disabled. */
+/* The fixed ticket in force, or NULL. */
 const QsTicket *qs_server_get_ticket(QsServer *server);
+/* Does a link need a credential (a ticket or a token)? */
+gboolean qs_server_auth_enabled(QsServer *server);
+const QsTicket *qs_server_get_view_ticket(QsServer *server);
+/* New token keys (a key file's text) for a server started with some. */
+gboolean qs_server_set_token_keys(QsServer *server, const char *text, gsize len,
+                                  GError **error);
 /* Replaces the view-only ticket (NULL: none): a client that shows it links
  * with QsLinkInfo.view_only set. Established connections are not affected. */
 void qs_server_set_view_ticket(QsServer *server, QsTicket *ticket);

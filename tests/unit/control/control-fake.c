@@ -42,6 +42,20 @@ static gboolean fake_set_view_ticket(const char *password, gsize len, gint64 exp
     return TRUE;
 }
 
+static gboolean fake_set_token_keys(const char *text, gsize len, gpointer data,
+                                    GError **error)
+{
+    ControlFake *f = data;
+
+    if (!g_strstr_len(text, (gssize)len, "[tokens]")) {
+        g_set_error(error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA, "not a key file");
+        return FALSE;
+    }
+    g_free(f->token_keys);
+    f->token_keys = g_strndup(text, len);
+    return TRUE;
+}
+
 static gboolean fake_disconnect(const char *address, gpointer data, GError **error)
 {
     ControlFake *f = data;
@@ -90,6 +104,7 @@ static GVariant *fake_clients(gpointer data)
 const QsControlOps control_fake_ops = {
     .set_ticket = fake_set_ticket,
     .set_view_ticket = fake_set_view_ticket,
+    .set_token_keys = fake_set_token_keys,
     .disconnect_client = fake_disconnect,
     .set_certificates = fake_set_certs,
     .list_clients = fake_clients,
@@ -100,4 +115,5 @@ void control_fake_clear(ControlFake *fake)
     g_clear_pointer(&fake->password, g_free);
     g_clear_pointer(&fake->cert, g_free);
     g_clear_pointer(&fake->view_password, g_free);
+    g_clear_pointer(&fake->token_keys, g_free);
 }

@@ -14,12 +14,14 @@ typedef struct {
     gsize cert_len, key_len;
     char *view_password;        /* NULL: none set; "" removed */
     gint64 view_expiry_us;
+    char *token_keys;           /* the last SetTokenKeys text */
 } ControlFake;
 
 /* Every fake client is "127.0.0.1:5000"; DisconnectClient of another
  * address, or with none connected, is refused ("no such client"). The ops
  * refuse an empty password ("empty password"), a view-only
- * password equal to the password ("must differ") and a key under 10 bytes
+ * password equal to the password ("must differ"), token keys without
+ * "[tokens]" ("not a key file") and a key under 10 bytes
  * ("bad key"); their data is a ControlFake. */
 extern const QsControlOps control_fake_ops;
 

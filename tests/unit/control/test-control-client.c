@@ -101,6 +101,20 @@ static void test_set_ticket(Fixture *fx, gconstpointer data)
     g_assert_cmpstr(fx->fake.password, ==, "other");
 }
 
+static void test_set_token_keys(Fixture *fx, gconstpointer data)
+{
+    g_autoptr(GError) error = NULL;
+    g_autoptr(GDBusConnection) conn = qs_control_connect(fx->path, &error);
+
+    (void)data;
+    g_assert_no_error(error);
+    g_assert_true(qs_control_set_token_keys(conn, "[tokens]\nvm=x\n", &error));
+    g_assert_no_error(error);
+    g_assert_cmpstr(fx->fake.token_keys, ==, "[tokens]\nvm=x\n");
+    g_assert_false(qs_control_set_token_keys(conn, "nope", &error));
+    g_assert_cmpstr(error->message, ==, "SetTokenKeys: not a key file");
+}
+
 static void write_pems(const char *dir, const char *key)
 {
     g_autofree char *c = g_build_filename(dir, "server-cert.pem", NULL);
@@ -162,6 +176,8 @@ int main(int argc, char **argv)
     g_test_init(&argc, &argv, NULL);
     g_test_add("/control/client/set-ticket", Fixture, NULL, setup,
                test_set_ticket, teardown);
+    g_test_add("/control/client/set-token-keys", Fixture, NULL, setup,
+               test_set_token_keys, teardown);
     g_test_add("/control/client/certificates-and-status", Fixture, NULL,
                setup, test_certificates_and_status, teardown);
     return g_test_run();

@@ -10,6 +10,8 @@
 
 static char *ticket_path;
 static char *view_path;         /* another password */
+static char *keys_path;         /* token keys */
+static char *bad_keys_path;     /* a key file with a short key */
 
 /* Parses `args` (NULL-terminated) with the net group and validates. */
 static gboolean parse(QsNetConfig *cfg, const char *const *args,
@@ -211,6 +213,45 @@ static void test_view_ticket(void)
                                     "--view-ticket-file", "/nonexistent/view", NULL });
 }
 
+/* Token keys: beside a ticket or instead of one; parsed at validation; a
+ * credential on every non-loopback listener unless --insecure says not. */
+static void test_token_options(void)
+{
+    const char *tf = ticket_path, *vf = view_path, *kf = keys_path;
+    QsNetConfig cfg;
+    g_autoptr(GError) error = NULL;
+
+    g_assert_true(parse(&cfg, (const char *[]){ "--listen", "0.0.0.0:5930",
+                                                "--token-keys-file", kf, NULL }, NULL));
+    g_assert_null(cfg.ticket);
+    g_assert_nonnull(cfg.token_keys);
+    qs_net_config_clear(&cfg);
+    expect(TRUE, (const char *[]){ "--listen", "127.0.0.1:5930", "--ticket-file", tf,
+                                   "--token-keys-file", kf, NULL });
+    expect(TRUE, (const char *[]){ "--listen", "127.0.0.1:5930", "--view-ticket-file", vf,
+                                   "--token-keys-file", kf, NULL });
+    g_assert_false(parse(&cfg, (const char *[]){ "--listen", "127.0.0.1:5930",
+                                                 "--token-keys-file", bad_keys_path, NULL },
+                         &error));
+    g_assert_nonnull(strstr(error->message, "key-1 is not 64 hex digits"));
+    qs_net_config_clear(&cfg);
+    expect(FALSE, (const char *[]){ "--listen", "127.0.0.1:5930", "--token-keys-file", kf,
+                                    "--token-keys-fd", "0", NULL });
+    expect(FALSE, (const char *[]){ "--listen", "127.0.0.1:5930", "--token-keys-file", kf,
+                                    "--disable-ticketing", NULL });
+    expect(FALSE, (const char *[]){ "--listen", "127.0.0.1:5930", "--token-keys-file", kf,
+                                    "--ticket-expiry", "60", NULL });
+    expect(FALSE, (const char *[]){ "--listen", "127.0.0.1:5930", "--token-keys-file",
+                                    "/nonexistent/keys", NULL });
+    /* --insecure names the proxy-only case and nothing else. */
+    expect(FALSE, (const char *[]){ "--listen", "127.0.0.1:5930", "--ticket-file", tf,
+                                    "--insecure", NULL });
+    expect(FALSE, (const char *[]){ "--tls-listen", "0.0.0.0:5931", "--tls-dir", "/tmp",
+                                    "--disable-ticketing", NULL });
+    expect(TRUE, (const char *[]){ "--tls-listen", "0.0.0.0:5931", "--tls-dir", "/tmp",
+                                   "--disable-ticketing", "--insecure", NULL });
+}
+
 int main(int argc, char **argv)
 {
     g_autofree char *dir = NULL;
@@ -228,10 +269,22 @@ int main(int argc, char **argv)
     g_test_add_func("/net/config/expiry-option", test_expiry_option);
     g_test_add_func("/net/config/ticket-fd", test_ticket_fd);
     g_test_add_func("/net/config/view-ticket", test_view_ticket);
+    keys_path = g_build_filename(dir, "keys", NULL);
+    g_assert_true(g_file_set_contents(keys_path, "[tokens]\n"
+        "vm=6f8e1ad4-2b1c-4f3e-9a7d-0c5b1e2f3a4b\nkey-1="
+        "66a5ab5430092c93b26de5ba03fd83c959e548680af967c7460913cbbd48ccc7\n", -1, NULL));
+    bad_keys_path = g_build_filename(dir, "bad-keys", NULL);
+    g_assert_true(g_file_set_contents(bad_keys_path, "[tokens]\n"
+        "vm=6f8e1ad4-2b1c-4f3e-9a7d-0c5b1e2f3a4b\nkey-1=66a5\n", -1, NULL));
+    g_test_add_func("/net/config/token-options", test_token_options);
     rc = g_test_run();
     g_unlink(ticket_path);
     g_unlink(view_path);
     g_free(view_path);
+    g_unlink(keys_path);
+    g_free(keys_path);
+    g_unlink(bad_keys_path);
+    g_free(bad_keys_path);
     g_rmdir(dir);
     g_free(ticket_path);
     return rc;

@@ -288,7 +288,14 @@ typedef struct {
     gint max_pending_per_source;
     gint max_link_rate;     /* 0: the default; -1: no rate limit */
     gint max_link_burst;
+    gboolean tokens_only;   /* token keys (test-token.c's) and no ticket */
 } Setup;
+
+/* test-token.c's key, VM and single-use vector (docs/examples/mint_token.py). */
+#define TOKEN_KEYS "[tokens]\nvm=6f8e1ad4-2b1c-4f3e-9a7d-0c5b1e2f3a4b\nkey-2=" \
+    "66a5ab5430092c93b26de5ba03fd83c959e548680af967c7460913cbbd48ccc7\n"
+#define TOKEN_ONCE "qst.AQICdzWUAAECAwQFBgcIb44a1Dj-ngIc2aEAh24WvlUZkDk"
+
 
 static Fixture *fixture_start(const Setup *s)
 {
@@ -300,7 +307,12 @@ static Fixture *fixture_start(const Setup *s)
     }
     qs_net_config_init(&f->cfg);
     f->cfg.listen = g_strdup("127.0.0.1:0");
-    f->cfg.ticket = qs_ticket_new(PASSWORD, strlen(PASSWORD), expiry, NULL);
+    if (s->tokens_only) {
+        f->cfg.token_keys = g_strdup(TOKEN_KEYS);
+        f->cfg.token_keys_len = strlen(TOKEN_KEYS);
+    } else {
+        f->cfg.ticket = qs_ticket_new(PASSWORD, strlen(PASSWORD), expiry, NULL);
+    }
     if (s->view_password) {
         gint64 view_expiry = s->view_expiry < 0 ? g_get_real_time() - G_USEC_PER_SEC
                                                 : s->view_expiry;
@@ -538,6 +550,41 @@ static void test_view_ticket(void)
     g_assert_cmpint(net_test_client_link(c, 0, SPICE_CHANNEL_MAIN, PASSWORD), ==, 0);
     assert_echo(c, "controller");
     net_test_client_free(c);
+    fixture_stop(f);
+}
+
+/* Tokens instead of a ticket: a single-use one links its main channel
+ * once, and the channels of that session after it (spice clients send the
+ * ticket on every link). Each refusal of a token is the ticket's. */
+static void test_tokens(void)
+{
+    Setup s = { .tokens_only = TRUE };
+    Fixture *f = fixture_start(&s);
+    NetTestClient *c = net_test_client_connect(f->port, FALSE);
+    NetTestClient *d;
+
+    g_assert_cmpint(net_test_client_link(c, 0, SPICE_CHANNEL_MAIN, TOKEN_ONCE), ==, 0);
+    assert_echo(c, "token");
+    d = net_test_client_connect(f->port, FALSE);
+    g_assert_cmpint(net_test_client_link(d, SESSION_ID, SPICE_CHANNEL_DISPLAY, TOKEN_ONCE),
+                    ==, 0);
+    assert_echo(d, "display");
+    net_test_client_free(d);
+    d = net_test_client_connect(f->port, FALSE);
+    g_assert_cmpint(net_test_client_link(d, 0, SPICE_CHANNEL_MAIN, TOKEN_ONCE), ==,
+                    SPICE_LINK_ERR_PERMISSION_DENIED);
+    net_test_client_free(d);
+    /* No fixed ticket here: the usual password is nothing. */
+    d = net_test_client_connect(f->port, FALSE);
+    g_assert_cmpint(net_test_client_link(d, 0, SPICE_CHANNEL_MAIN, PASSWORD), ==,
+                    SPICE_LINK_ERR_PERMISSION_DENIED);
+    net_test_client_free(d);
+    assert_echo(c, "still here");
+    net_test_client_free(c);
+    g_mutex_lock(&f->lock);
+    g_assert_cmpuint(f->control_links, ==, 2);
+    g_assert_cmpuint(f->view_only_links, ==, 0);
+    g_mutex_unlock(&f->lock);
     fixture_stop(f);
 }
 
@@ -1104,6 +1151,7 @@ int main(int argc, char **argv)
     g_test_add_func("/net/server/ticket-wrong", test_ticket_wrong);
     g_test_add_func("/net/server/ticket-expired", test_ticket_expired);
     g_test_add_func("/net/server/view-ticket", test_view_ticket);
+    g_test_add_func("/net/server/tokens", test_tokens);
     g_test_add_func("/net/server/no-auth-selection-full-header",
                     test_no_auth_selection_full_header);
     g_test_add_func("/net/server/sasl-refused", test_sasl_refused);
