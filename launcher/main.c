@@ -8,6 +8,7 @@
 #include "qs-launch-commands.h"
 #include "qs-launch-config.h"
 #include "qs-launch-session.h"
+#include "qs-launch-tokens.h"
 
 static gboolean arg_version;
 static char *arg_uri;
@@ -22,6 +23,10 @@ static char *arg_format;
 static gboolean arg_json;
 static gboolean arg_no_wait;
 static gboolean arg_disconnect;
+static char *arg_rights;
+static int arg_ttl = 300;
+static gboolean arg_single_use;
+static int arg_key_id;
 
 static const GOptionEntry entries[] = {
     { "connect", 'c', 0, G_OPTION_ARG_STRING, &arg_uri,
@@ -53,6 +58,14 @@ static const GOptionEntry entries[] = {
     { "disconnect", 0, 0, G_OPTION_ARG_NONE, &arg_disconnect,
       "set-ticket: also disconnect the connected viewer (default: keep it)",
       NULL },
+    { "rights", 0, 0, G_OPTION_ARG_STRING, &arg_rights,
+      "token: view or control (default control)", "RIGHTS" },
+    { "ttl", 0, 0, G_OPTION_ARG_INT, &arg_ttl,
+      "token: seconds until it expires (default 300)", "SECONDS" },
+    { "single-use", 0, 0, G_OPTION_ARG_NONE, &arg_single_use,
+      "token: it links one viewer session only", NULL },
+    { "key-id", 0, 0, G_OPTION_ARG_INT, &arg_key_id,
+      "token: the master key id (default: the highest)", "ID" },
     { "version", 'V', 0, G_OPTION_ARG_NONE, &arg_version,
       "Print the version and exit", NULL },
     G_OPTION_ENTRY_NULL
@@ -75,7 +88,8 @@ static int run(int argc, char **argv)
 
     if (strcmp(cmd, "attach") && strcmp(cmd, "detach") &&
         strcmp(cmd, "status") && strcmp(cmd, "console") &&
-        strcmp(cmd, "set-ticket") && strcmp(cmd, "disconnect") && strcmp(cmd, "hook")) {
+        strcmp(cmd, "set-ticket") && strcmp(cmd, "disconnect") && strcmp(cmd, "hook") &&
+        strcmp(cmd, "token")) {
         g_autofree char *m = g_strdup_printf("unknown command '%s'", cmd);
 
         return usage(m);
@@ -137,6 +151,9 @@ static int run(int argc, char **argv)
     if (strcmp(cmd, "disconnect") == 0) {
         return qs_cmd_disconnect(cfg, domain, argv[3]);
     }
+    if (strcmp(cmd, "token") == 0) {
+        return qs_cmd_token(cfg, domain, arg_rights, arg_ttl, arg_single_use, arg_key_id);
+    }
     return qs_cmd_hook(cfg, arg_config, argv + 2);
 }
 
@@ -154,6 +171,7 @@ int main(int argc, char **argv)
         "  console DOMAIN       print the console (--format uri|json|vv|kerbside)\n"
         "  set-ticket DOMAIN    new ticket for new links (--disconnect: drop the viewers)\n"
         "  disconnect DOMAIN ADDRESS:PORT  end one viewer's session (as status lists it)\n"
+        "  token DOMAIN         mint a signed console token (--rights, --ttl, --single-use)\n"
         "  hook DOMAIN OP ...   libvirt qemu hook entry point (XML on stdin)\n"
         "See qemu-spice-launcher(1) and qemu-spice.conf(5).");
     g_option_context_add_main_entries(ctx, entries, NULL);

@@ -15,6 +15,7 @@
 #include <glib-unix.h>
 #include "qs-launch-control.h"
 #include "qs-launch-libvirt.h"
+#include "qs-launch-tokens.h"
 #include "qs-launch-log.h"
 #include "qs-launch-monitor.h"
 #include "qs-launch-pending.h"
@@ -174,6 +175,16 @@ static gboolean prepare(Session *s, const char *arg, GError **error)
     if (!qs_ticket_write_file(s->st->ticket_file, s->password,
                               s->st->ticket_expiry, error)) {
         return FALSE;
+    }
+    if (s->cfg->token_keys) {
+        g_autofree char *text = NULL;
+
+        s->token_keys_path = qs_run_path(s->cfg, name, ".tokens");
+        if (!(text = qs_launch_token_keys_write(s->cfg, s->info->uuid, s->token_keys_path,
+                                                error))) {
+            return FALSE;
+        }
+        explicit_bzero(text, strlen(text));
     }
     log_path = qs_log_path(s->cfg, name);
     s->log_fd = open(log_path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0640);

@@ -102,7 +102,7 @@ static gboolean locked(const QsLaunchConfig *cfg, const char *domain)
 /* The monitor died without cleaning up (SIGKILL, crash): do its part. */
 static void clean_orphan(QsLaunchConfig *cfg, QsLaunchState *st)
 {
-    const char *suffixes[] = { ".json", ".pid", ".ticket", ".ctl", ".lock" };
+    const char *suffixes[] = { ".json", ".pid", ".ticket", ".tokens", ".ctl", ".lock" };
     g_autoptr(GError) err = NULL;
     g_autoptr(virConnect) conn = NULL;
     g_autoptr(virDomain) dom = NULL;

@@ -18,7 +18,7 @@ static const KnownGroup known[] = {
                     "supervise", "restart-backoff-max", "wait", NULL } },
     { "listen", { "address", "ports", "plain", "tls", "tls-dir",
                   "secure-channels", "host", NULL } },
-    { "ticket", { "lifetime", NULL } },
+    { "ticket", { "lifetime", "token-keys", NULL } },
     { "helper", { "path", "user", "log-dir", NULL } },
     { "sessions", { "max", "when-full", NULL } },
 };
@@ -324,6 +324,7 @@ static gboolean apply(QsLaunchConfig *cfg, GKeyFile *kf, const char *name,
     }
     if (!get_uint(kf, name, "ticket", "lifetime", 0, 10u * 365 * 86400,
                   &cfg->ticket_lifetime_s, error) ||
+        !get_abs_path(kf, name, "ticket", "token-keys", &cfg->token_keys, error) ||
         !get_abs_path(kf, name, "helper", "path", &cfg->helper_path, error) ||
         !get_abs_path(kf, name, "helper", "log-dir", &cfg->log_dir, error)) {
         return FALSE;
@@ -411,6 +412,7 @@ void qs_launch_config_free(QsLaunchConfig *cfg)
     g_free(cfg->listen_address);
     g_free(cfg->tls_dir);
     g_free(cfg->secure_channels);
+    g_free(cfg->token_keys);
     g_free(cfg->when_full);
     g_free(cfg->console_host);
     g_free(cfg->helper_path);

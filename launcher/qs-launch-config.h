@@ -38,6 +38,7 @@ typedef struct {
     char *console_host;      /* the host name reported to clients */
     /* [ticket] */
     guint ticket_lifetime_s; /* 0: never expires */
+    char *token_keys;        /* master key file for signed tokens, or NULL */
     /* [helper] */
     char *helper_path;
     char *helper_user;

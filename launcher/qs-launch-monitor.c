@@ -20,6 +20,7 @@
 #include "qs-launch-monitor.h"
 #include "qs-launch-ports.h"
 #include "qs-launch-spawn.h"
+#include "qs-launch-tokens.h"
 
 #define STOP_GRACE_MS 5000
 #define ALIVE_CHECK_MS 300
@@ -74,6 +75,7 @@ void qs_session_free(Session *s)
     g_free(s->lock_path);
     g_free(s->control_path);
     g_free(s->tls_private);
+    g_free(s->token_keys_path);
     for (guint i = 0; i < G_N_ELEMENTS(s->signals); i++) {
         g_clear_handle_id(&s->signals[i], g_source_remove);
     }
@@ -181,6 +183,7 @@ static gboolean spawn(Session *s, GError **error)
         .tls_listen_fd = s->tls_fd,
         .control_fd = s->control_fd,
         .tls_dir = s->tls_private,
+        .token_keys_file = s->token_keys_path,
         .secure_channels = s->cfg->secure_channels,
         .max_sessions = s->cfg->max_sessions,
         .when_full = s->cfg->when_full,
@@ -230,6 +233,9 @@ void qs_session_remove_local_files(Session *s)
     }
     if (s->st->ticket_file) {
         unlink(s->st->ticket_file);
+    }
+    if (s->token_keys_path) {
+        unlink(s->token_keys_path);
     }
     if (s->tls_private) {
         static const char *const f[] = { "server-cert.pem", "server-key.pem",
@@ -399,6 +405,29 @@ static gboolean on_sigusr1(gpointer data)
     return G_SOURCE_CONTINUE;
 }
 
+/* SIGHUP, token keys: derived again from the master key file (rotation),
+ * into the helper's file (for restarts) and the running helper. */
+static void reload_token_keys(Session *s)
+{
+    g_autoptr(GError) err = NULL;
+    g_autoptr(GDBusConnection) conn = NULL;
+    g_autofree char *text = NULL;
+
+    if (!(text = qs_launch_token_keys_write(s->cfg, s->info->uuid, s->token_keys_path,
+                                            &err))) {
+        qs_log_error("reloading token keys: %s", err->message);
+        return;
+    }
+    if (s->helper > 0 &&
+        (!(conn = qs_control_connect(s->control_path, &err)) ||
+         !qs_control_set_token_keys(conn, text, &err))) {
+        qs_log_error("reloading token keys: %s", err->message);
+    } else {
+        qs_log_info("token keys reloaded from %s", s->cfg->token_keys);
+    }
+    explicit_bzero(text, strlen(text));
+}
+
 /* SIGHUP: fresh certificates into the helper's copy (for restarts), and to
  * the running helper over its control socket: a confined helper cannot
  * open files. */
@@ -408,8 +437,11 @@ static gboolean on_sighup(gpointer data)
     g_autoptr(GError) err = NULL;
     g_autoptr(GDBusConnection) conn = NULL;
 
+    if (s->token_keys_path) {
+        reload_token_keys(s);
+    }
     if (!s->tls_private) {
-        qs_log_info("SIGHUP: no TLS listener, nothing to reload");
+        qs_log_info("SIGHUP: no TLS listener, no certificates to reload");
         return G_SOURCE_CONTINUE;
     }
     if (!qs_tls_prepare(s->cfg->tls_dir, s->tls_private, s->uid, s->gid,

@@ -318,6 +318,9 @@ pid_t qs_spawn_helper(const QsSpawnSpec *s, GError **error)
     g_ptr_array_add(argv, g_strdup_printf("--max-sessions=%u", s->max_sessions));
     g_ptr_array_add(argv, g_strdup_printf("--when-full=%s", s->when_full));
     g_ptr_array_add(argv, g_strdup("--ticket-fd=6"));
+    if (s->token_keys_file) {
+        g_ptr_array_add(argv, g_strdup_printf("--token-keys-file=%s", s->token_keys_file));
+    }
     if (s->control_fd >= 0) {
         g_ptr_array_add(argv, g_strdup("--control-fd=7"));
     }

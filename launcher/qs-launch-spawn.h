@@ -40,6 +40,7 @@ typedef struct {
     int tls_listen_fd;         /* or -1 */
     int control_fd;            /* listening control socket, or -1 */
     const char *tls_dir;
+    const char *token_keys_file; /* --token-keys-file, or NULL */
     const char *secure_channels;
     guint max_sessions;
     const char *when_full;

@@ -11,6 +11,7 @@ import signal
 import subprocess
 import threading
 import time
+from pathlib import Path
 
 from PIL import Image
 
@@ -362,5 +363,115 @@ def test_real_helper_killed_and_restarted(libvirtd, guest, paths, helper_binary,
         assert client_ticket(env, name).read_text() == ticket.read_text()
         check_exact_picture(libvirtd, env, name, port, test_client)
         env.run("detach", name, check=True)
+    finally:
+        env.cleanup()
+
+
+def test_real_helper_tokens(libvirtd, guest, paths, helper_binary, test_client):
+    """Signed console tokens: the launcher mints them from the host's master
+    key file ([ticket] token-keys); the helper checks them with the keys the
+    launcher derived for this VM only; the reference program
+    (docs/examples/mint_token.py) mints the same; SIGHUP rotates the keys of
+    the running helper; detach removes its key file."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(
+        "mint_token", Path(__file__).resolve().parents[2] / "docs" / "examples" / "mint_token.py")
+    mint = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mint)
+    master = {1: os.urandom(32), 2: os.urandom(32)}
+    keys = None
+
+    def write_master(ids):
+        keys.write_text("[master-keys]\n" +
+                        "".join(f"{i}={master[i].hex()}\n" for i in ids))
+
+    def client_with(text):
+        path = env.dir / "token-ticket"
+        path.write_text(text + "\n")
+        return run_client(test_client, "--port", port, "--ticket-file", path, "info")
+
+    env = LauncherEnv(paths, helper=helper_binary)
+    keys = env.dir / "token-master.keys"
+    write_master([1])
+    keys.chmod(0o600)
+    env.write_conf(ticket__token_keys=keys)
+    try:
+        name = start_domain(libvirtd, "qs-test-launch-tok", guest, env.dir,
+                            persistent=False)
+        env.run("attach", name, "--no-supervise", check=True)
+        st = env.state(name)
+        port = st["port"]
+        assert f"{name}.tokens" in env.run_files()
+        wait_guest_ready(env, name)
+
+        view = env.run("token", name, "--rights", "view", "--ttl", "120", check=True)
+        text = view.stdout.strip()
+        assert text.startswith("qst.") and len(text) == 51, text
+        viewer = start_client(test_client, "--port", port, "--ticket-file",
+                              ticket_for(env, text), "sleep", "8000", "info")
+        status = wait_clients(env, name, 1)
+        assert status["clients"][0]["rights"] == "view", status
+        out, err = viewer.communicate(timeout=40)
+        assert viewer.returncode == 0, (viewer.returncode, err[-2000:])
+        wait_log(env, name, "(view only) (token)")
+
+        res = client_with(env.run("token", name, "--single-use", check=True).stdout.strip())
+        assert res.returncode == 0, (res.returncode, res.stderr[-1000:], env.log(name)[-2000:])
+        # The reference program's token, from the same master key and UUID.
+        ref = mint.mint(mint.derive_vm_key(master[1], st["uuid"]), st["uuid"], 1,
+                        int(time.time()) + 60)
+        assert client_with(ref).returncode == 0
+        # The fixed ticket keeps working beside the tokens.
+        res = run_client(test_client, "--port", port, "--ticket-file",
+                         client_ticket(env, name), "info")
+        assert res.returncode == 0, res.stderr[-1000:]
+
+        # Rotation: key 2 added (new tokens use the highest id), then key 1
+        # retired, each taken by the running helper on the launcher's SIGHUP.
+        write_master([1, 2])
+        os.kill(st["monitor_pid"], signal.SIGHUP)
+        wait_log(env, name, "control: new token keys")
+        two = env.run("token", name, check=True).stdout.strip()
+        assert client_with(two).returncode == 0
+        write_master([2])
+        os.kill(st["monitor_pid"], signal.SIGHUP)
+        deadline = time.monotonic() + 15
+        while env.log(name).count("control: new token keys") < 2:
+            assert time.monotonic() < deadline, env.log(name)[-2000:]
+            time.sleep(0.1)
+        assert client_with(ref).returncode == 5
+        wait_log(env, name, "token with an unknown key id")
+        assert client_with(two).returncode == 0
+        assert env.state(name)["helper_pid"] == st["helper_pid"]
+
+        # Bad requests: one clear line each.
+        res = env.run("token", name, "--rights", "admin")
+        assert res.returncode == 2 and "--rights must be view or control" in res.stderr
+        res = env.run("token", name, "--ttl", "0")
+        assert res.returncode == 2 and "--ttl must be" in res.stderr
+        res = env.run("token", name, "--key-id", "1")
+        assert res.returncode == 1 and "no master key with id 1" in res.stderr
+        env.run("detach", name, check=True)
+        assert f"{name}.tokens" not in env.run_files()
+    finally:
+        env.cleanup()
+
+
+def ticket_for(env, text):
+    path = env.dir / "token-view"
+    path.write_text(text + "\n")
+    return path
+
+
+def test_token_without_token_keys(paths):
+    env = LauncherEnv(paths)
+    try:
+        res = env.run("token", "any-domain")
+        assert res.returncode == 2, res.stderr
+        assert "no [ticket] token-keys" in res.stderr, res.stderr
+        env.write_conf(ticket__token_keys="relative/path")
+        res = env.run("token", "any-domain")
+        assert res.returncode == 1 and "token-keys" in res.stderr, res.stderr
     finally:
         env.cleanup()
