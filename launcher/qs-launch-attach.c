@@ -49,6 +49,43 @@ static int take_lock(const char *path, gint64 deadline)
     }
 }
 
+
+/* The console's ticket: taken from --ticket-file or made; none at all for
+ * a proxy-only console, which the helper then serves without a credential
+ * (its log and ours say so). */
+static gboolean make_ticket(Session *s, const char *name, GError **error)
+{
+    if (s->cfg->proxy_only) {
+        if (s->opts.ticket_file || s->opts.expiry >= 0) {
+            g_set_error(error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
+                        "[listen] proxy-only: this console has no ticket "
+                        "(--ticket-file and --expires do not apply)");
+            return FALSE;
+        }
+        qs_log_info("proxy-only ([listen] proxy-only=true): no ticket; anyone who "
+                    "reaches %s gets this console", s->cfg->listen_address);
+        return TRUE;
+    }
+    s->st->ticket_file = qs_run_path(s->cfg, name, ".ticket");
+    if (s->opts.ticket_file) {
+        gint64 expiry = 0;
+
+        if (!(s->password = qs_ticket_read_file(s->opts.ticket_file, &expiry, error))) {
+            return FALSE;
+        }
+        s->st->ticket_expiry = expiry;
+    } else if (!(s->password = qs_ticket_generate(error))) {
+        return FALSE;
+    }
+    if (s->opts.expiry >= 0) {
+        s->st->ticket_expiry = s->opts.expiry;
+    } else if (!s->opts.ticket_file && s->cfg->ticket_lifetime_s) {
+        s->st->ticket_expiry = g_get_real_time() / G_USEC_PER_SEC +
+                               s->cfg->ticket_lifetime_s;
+    }
+    return TRUE;
+}
+
 static gboolean prepare(Session *s, const char *arg, GError **error)
 {
     g_autoptr(virConnect) conn = NULL;
@@ -131,23 +168,8 @@ static gboolean prepare(Session *s, const char *arg, GError **error)
     s->st->supervise = s->opts.supervise;
     s->st->attached = g_get_real_time() / G_USEC_PER_SEC;
     s->st->log = qs_log_path(s->cfg, name);
-    s->st->ticket_file = qs_run_path(s->cfg, name, ".ticket");
-    if (s->opts.ticket_file) {
-        gint64 expiry = 0;
-
-        if (!(s->password = qs_ticket_read_file(s->opts.ticket_file, &expiry,
-                                                error))) {
-            return FALSE;
-        }
-        s->st->ticket_expiry = expiry;
-    } else if (!(s->password = qs_ticket_generate(error))) {
+    if (!make_ticket(s, name, error)) {
         return FALSE;
-    }
-    if (s->opts.expiry >= 0) {
-        s->st->ticket_expiry = s->opts.expiry;
-    } else if (!s->opts.ticket_file && s->cfg->ticket_lifetime_s) {
-        s->st->ticket_expiry = g_get_real_time() / G_USEC_PER_SEC +
-                               s->cfg->ticket_lifetime_s;
     }
     if (s->cfg->tls) {
         s->tls_private = qs_run_path(s->cfg, name, ".tls");
@@ -172,8 +194,8 @@ static gboolean prepare(Session *s, const char *arg, GError **error)
     if ((s->control_fd = qs_control_bind(s->control_path, error)) < 0) {
         return FALSE;
     }
-    if (!qs_ticket_write_file(s->st->ticket_file, s->password,
-                              s->st->ticket_expiry, error)) {
+    if (s->password && !qs_ticket_write_file(s->st->ticket_file, s->password,
+                                             s->st->ticket_expiry, error)) {
         return FALSE;
     }
     if (s->cfg->token_keys) {

@@ -211,7 +211,9 @@ int qs_cmd_console(QsLaunchConfig *cfg, const char *domain, const char *format)
                      st->domain, st->helper_pid);
         return 1;
     }
-    if (!(password = qs_ticket_read_file(st->ticket_file, &expiry, &err))) {
+    /* A proxy-only console has no ticket: the formats leave it out. */
+    if (st->ticket_file &&
+        !(password = qs_ticket_read_file(st->ticket_file, &expiry, &err))) {
         qs_log_error("console: the ticket: %s", err->message);
         return 1;
     }
@@ -222,7 +224,9 @@ int qs_cmd_console(QsLaunchConfig *cfg, const char *domain, const char *format)
     }
     if (fmt == QS_FORMAT_KERBSIDE &&
         !(address = qs_console_address(st, &address_from, &err))) {
-        explicit_bzero(password, strlen(password));
+        if (password) {
+            explicit_bzero(password, strlen(password));
+        }
         qs_log_error("console: %s", err->message);
         return 1;
     }
@@ -239,7 +243,9 @@ int qs_cmd_console(QsLaunchConfig *cfg, const char *domain, const char *format)
 
         text = qs_console_format(&info, fmt, &err);
     }
-    explicit_bzero(password, strlen(password));
+    if (password) {
+        explicit_bzero(password, strlen(password));
+    }
     if (!text) {
         qs_log_error("console: %s", err->message);
         return 1;
@@ -270,6 +276,11 @@ int qs_cmd_set_ticket(QsLaunchConfig *cfg, const char *domain,
     if (!locked(cfg, st->domain) || !qs_pid_alive(st->monitor_pid)) {
         qs_log_error("set-ticket: the launcher of '%s' is gone: detach and "
                      "attach again", st->domain);
+        return 1;
+    }
+    if (!st->ticket_file) {
+        qs_log_error("set-ticket: '%s' is a proxy-only console ([listen] proxy-only): "
+                     "it has no ticket", st->domain);
         return 1;
     }
     password = ticket_file ? qs_ticket_read_file(ticket_file, &expiry, &err)

@@ -17,7 +17,7 @@ static const KnownGroup known[] = {
     { "launcher", { "uri", "run-dir", "autostart", "autostart-domains",
                     "supervise", "restart-backoff-max", "wait", NULL } },
     { "listen", { "address", "ports", "plain", "tls", "tls-dir",
-                  "secure-channels", "host", NULL } },
+                  "secure-channels", "host", "proxy-only", NULL } },
     { "ticket", { "lifetime", "token-keys", NULL } },
     { "helper", { "path", "user", "log-dir", NULL } },
     { "sessions", { "max", "when-full", NULL } },
@@ -298,7 +298,8 @@ static gboolean apply(QsLaunchConfig *cfg, GKeyFile *kf, const char *name,
         return FALSE;
     }
     g_clear_pointer(&v, g_free);
-    if (!get_bool(kf, name, "listen", "plain", &cfg->plain, error) ||
+    if (!get_bool(kf, name, "listen", "proxy-only", &cfg->proxy_only, error) ||
+        !get_bool(kf, name, "listen", "plain", &cfg->plain, error) ||
         !get_bool(kf, name, "listen", "tls", &cfg->tls, error) ||
         !get_abs_path(kf, name, "listen", "tls-dir", &cfg->tls_dir, error)) {
         return FALSE;
@@ -353,6 +354,10 @@ static gboolean apply(QsLaunchConfig *cfg, GKeyFile *kf, const char *name,
     }
     if (cfg->secure_channels && !cfg->tls) {
         return BAD("listen", "secure-channels", "needs tls=true");
+    }
+    if (cfg->proxy_only && cfg->token_keys) {
+        return BAD("listen", "proxy-only", "a proxy-only console takes no credential, "
+                   "so no tokens either: remove [ticket] token-keys or this");
     }
     return resolve_user(cfg, name, error);
 }

@@ -36,6 +36,7 @@ typedef struct {
     gboolean tls_dir_set;    /* tls-dir came from the file */
     char *secure_channels;
     char *console_host;      /* the host name reported to clients */
+    gboolean proxy_only;     /* no ticket: only a proxy reaches the address */
     /* [ticket] */
     guint ticket_lifetime_s; /* 0: never expires */
     char *token_keys;        /* master key file for signed tokens, or NULL */

@@ -387,8 +387,12 @@ static gboolean on_sigusr1(gpointer data)
     Session *s = data;
     g_autoptr(GError) err = NULL;
     gint64 expiry = 0;
-    char *pw = qs_ticket_read_file(s->st->ticket_file, &expiry, &err);
+    char *pw = s->st->ticket_file ? qs_ticket_read_file(s->st->ticket_file, &expiry, &err)
+                                  : NULL;
 
+    if (!s->st->ticket_file) {
+        return G_SOURCE_CONTINUE;   /* proxy-only: no ticket */
+    }
     if (!pw) {
         qs_log_error("set-ticket: %s", err->message);
         return G_SOURCE_CONTINUE;

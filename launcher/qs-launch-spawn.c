@@ -288,8 +288,9 @@ pid_t qs_spawn_helper(const QsSpawnSpec *s, GError **error)
     g_autoptr(GPtrArray) argv = g_ptr_array_new_with_free_func(g_free);
     char *envp[] = { "PATH=/usr/sbin:/usr/bin:/sbin:/bin", "HOME=/",
                      "LC_ALL=C.UTF-8", NULL };
-    g_autofree char *ticket = ticket_text(s->password, s->ticket_expiry);
-    int tp[2], ep[2];
+    g_autofree char *ticket = s->password ? ticket_text(s->password, s->ticket_expiry)
+                                          : NULL;
+    int tp[2] = { -1, -1 }, ep[2];
     int msg[2];
     ssize_t n;
     pid_t pid;
@@ -317,7 +318,13 @@ pid_t qs_spawn_helper(const QsSpawnSpec *s, GError **error)
     }
     g_ptr_array_add(argv, g_strdup_printf("--max-sessions=%u", s->max_sessions));
     g_ptr_array_add(argv, g_strdup_printf("--when-full=%s", s->when_full));
-    g_ptr_array_add(argv, g_strdup("--ticket-fd=6"));
+    if (ticket) {
+        g_ptr_array_add(argv, g_strdup("--ticket-fd=6"));
+    } else {
+        /* [listen] proxy-only: said in the helper's log at start. */
+        g_ptr_array_add(argv, g_strdup("--disable-ticketing"));
+        g_ptr_array_add(argv, g_strdup("--insecure"));
+    }
     if (s->token_keys_file) {
         g_ptr_array_add(argv, g_strdup_printf("--token-keys-file=%s", s->token_keys_file));
     }
@@ -338,19 +345,24 @@ pid_t qs_spawn_helper(const QsSpawnSpec *s, GError **error)
     }
     g_ptr_array_add(argv, NULL);
 
-    if (pipe2(tp, O_CLOEXEC) < 0) {
-        g_set_error(error, G_IO_ERROR, g_io_error_from_errno(errno),
-                    "pipe: %s", g_strerror(errno));
-        return -1;
+    n = 0;
+    if (ticket) {
+        if (pipe2(tp, O_CLOEXEC) < 0) {
+            g_set_error(error, G_IO_ERROR, g_io_error_from_errno(errno),
+                        "pipe: %s", g_strerror(errno));
+            return -1;
+        }
+        /* The ticket is far smaller than a pipe's buffer: write it all now. */
+        n = write(tp[1], ticket, strlen(ticket));
+        explicit_bzero(ticket, strlen(ticket));
+        close(tp[1]);
     }
-    /* The ticket is far smaller than a pipe's buffer: write it all now. */
-    n = write(tp[1], ticket, strlen(ticket));
-    explicit_bzero(ticket, strlen(ticket));
-    close(tp[1]);
     if (n < 0 || pipe2(ep, O_CLOEXEC) < 0) {
         g_set_error(error, G_IO_ERROR, g_io_error_from_errno(errno),
                     "ticket pipe: %s", g_strerror(errno));
-        close(tp[0]);
+        if (tp[0] >= 0) {
+            close(tp[0]);
+        }
         return -1;
     }
     pid = fork();
@@ -358,7 +370,9 @@ pid_t qs_spawn_helper(const QsSpawnSpec *s, GError **error)
         close(ep[0]);
         child(s, tp[0], ep[1], (char **)argv->pdata, envp);
     }
-    close(tp[0]);
+    if (tp[0] >= 0) {
+        close(tp[0]);
+    }
     close(ep[1]);
     if (pid < 0) {
         g_set_error(error, G_IO_ERROR, g_io_error_from_errno(errno),

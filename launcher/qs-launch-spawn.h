@@ -44,7 +44,7 @@ typedef struct {
     const char *secure_channels;
     guint max_sessions;
     const char *when_full;
-    const char *password;
+    const char *password;      /* NULL: proxy-only, no credential */
     gint64 ticket_expiry;      /* 0: never */
     uid_t uid;
     gid_t gid;

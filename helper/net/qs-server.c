@@ -224,8 +224,8 @@ QsServer *qs_server_new(const QsNetConfig *cfg,
     }
     if (cfg->disable_ticketing) {
         g_message(cfg->insecure
-                  ? "no credential, on a non-loopback listener (--insecure): anyone who "
-                    "reaches the port gets the console; keep it on a proxy-only network"
+                  ? "no credential (--disable-ticketing --insecure): anyone who reaches "
+                    "the port gets the console; keep it on a network only a proxy reaches"
                   : "no credential (--disable-ticketing): loopback listeners only");
     } else {
         g_message("credentials: %s%s%s", s->ticket ? "ticket" : "no fixed ticket",

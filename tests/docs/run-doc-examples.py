@@ -118,7 +118,7 @@ def run(block, builddir, timeout):
         script.write_text("set -euo pipefail\n" + block.text)
         env = dict(os.environ,
                    PATH=f"{builddir / 'helper'}:{builddir / 'launcher'}:{os.environ.get('PATH', '/usr/bin:/bin')}",
-                   BUILDDIR=str(builddir), HOME=str(tmp), PAGER="cat", MANPAGER="cat",
+                   BUILDDIR=str(builddir), SRCDIR=str(SRC_ROOT), HOME=str(tmp), PAGER="cat", MANPAGER="cat",
                    LC_ALL="C.UTF-8")
         proc = subprocess.Popen(["/bin/bash", str(script)], cwd=tmp, env=env,
                                 stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,

@@ -61,16 +61,18 @@ def start_client(test_client, *args):
                             stdin=subprocess.DEVNULL, text=True)
 
 
-def check_exact_picture(libvirtd, env, name, port, test_client):
-    """With the domain paused, the client's picture equals qemu's screendump."""
+def check_exact_picture(libvirtd, env, name, port, test_client, ticket=True):
+    """With the domain paused, the client's picture equals qemu's screendump
+    (with the console's ticket, or none for a proxy-only console)."""
     libvirtd.virsh("suspend", name)
     try:
         # virsh picks qemu's format (PNG on 7.2 and later): lossless either way
         ref_path = env.dir / "ref.img"
         libvirtd.virsh("screenshot", name, str(ref_path))
         shot = env.dir / "exact.ppm"
-        res = run_client(test_client, "--port", port, "--ticket-file",
-                         client_ticket(env, name), "--settle", "500", "screenshot", shot)
+        auth = ["--ticket-file", client_ticket(env, name)] if ticket else []
+        res = run_client(test_client, "--port", port, *auth, "--settle", "500",
+                         "screenshot", shot)
         assert res.returncode == 0, (res.returncode, res.stderr[-2000:], env.log(name)[-2000:])
         with Image.open(ref_path) as img:
             img = img.convert("RGB")
@@ -473,5 +475,36 @@ def test_token_without_token_keys(paths):
         env.write_conf(ticket__token_keys="relative/path")
         res = env.run("token", "any-domain")
         assert res.returncode == 1 and "token-keys" in res.stderr, res.stderr
+    finally:
+        env.cleanup()
+
+
+def test_real_helper_proxy_only(libvirtd, guest, paths, helper_binary, test_client):
+    """[listen] proxy-only: no ticket at all, said in both logs; the console
+    carries no password; a client without one gets the picture; set-ticket
+    and token keys are refused with one line."""
+    env = LauncherEnv(paths, helper=helper_binary, listen__proxy_only="true")
+    try:
+        name = start_domain(libvirtd, "qs-test-launch-proxy", guest, env.dir,
+                            persistent=False)
+        res = env.run("attach", name, "--no-supervise", check=True)
+        assert "proxy-only" in res.stderr + env.log(name), res.stderr
+        st = env.state(name)
+        assert st["ticket_file"] is None and f"{name}.ticket" not in env.run_files()
+        uri = env.run("console", name, check=True).stdout.strip()
+        assert uri.startswith("spice://") and "password" not in uri, uri
+        wait_guest_ready(env, name)
+        res = run_client(test_client, "--port", st["port"], "info")
+        assert res.returncode == 0, (res.returncode, res.stderr[-1000:], env.log(name)[-2000:])
+        wait_log(env, name, "no credential (--disable-ticketing --insecure)")
+        check_exact_picture(libvirtd, env, name, st["port"], test_client, ticket=False)
+        res = env.run("set-ticket", name)
+        assert res.returncode == 1 and "proxy-only console" in res.stderr, res.stderr
+        res = env.run("attach", name, "--ticket-file", env.dir / "x")
+        assert res.returncode != 0
+        env.run("detach", name, check=True)
+        env.write_conf(listen__proxy_only="true", ticket__token_keys=env.dir / "k")
+        res = env.run("status")
+        assert res.returncode == 1 and "proxy-only" in res.stderr, res.stderr
     finally:
         env.cleanup()
