@@ -14,6 +14,7 @@ import http.server
 import mimetypes
 import os
 import shutil
+import ssl
 import subprocess
 import tempfile
 import threading
@@ -41,10 +42,11 @@ def require_html5():
 
 
 @contextlib.contextmanager
-def page_server(page, hold_seconds, static_dir=None):
+def page_server(page, hold_seconds, static_dir=None, tls_dir=None):
     """A loopback HTTP server: / is `page` (bytes), HOLD_PATH an image sent
     after `hold_seconds`, and with `static_dir` any other path that file
-    of it (so a page can share spice-html5's origin). Yields its port."""
+    of it (so a page can share spice-html5's origin); HTTPS with the
+    server-cert.pem and server-key.pem of `tls_dir`. Yields its port."""
 
     class Handler(http.server.BaseHTTPRequestHandler):
         def do_GET(self):
@@ -76,6 +78,11 @@ def page_server(page, hold_seconds, static_dir=None):
 
     srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     srv.daemon_threads = True
+    if tls_dir:
+        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        ctx.load_cert_chain(os.path.join(tls_dir, "server-cert.pem"),
+                            os.path.join(tls_dir, "server-key.pem"))
+        srv.socket = ctx.wrap_socket(srv.socket, server_side=True)
     threading.Thread(target=srv.serve_forever, daemon=True).start()
     try:
         yield srv.server_address[1]
@@ -107,11 +114,27 @@ def websockify(ws, helper, port, log_path, web=None):
                     proxy.wait(timeout=10)
 
 
-def run_chromium(chromium, url, action, timeout=90):
+def trusting_home(ca_file):
+    """A HOME whose NSS database (where Chromium on Linux looks for the
+    user's certificate authorities) trusts `ca_file` for TLS servers."""
+    certutil = require_tool("certutil", "libnss3-tools")
+    home = tempfile.mkdtemp(prefix="qs-chromium-home-")
+    db = os.path.join(home, ".pki", "nssdb")
+    os.makedirs(db)
+    for args in (["-N", "--empty-password"],
+                 ["-A", "-t", "C,,", "-n", "qemu-spice test CA", "-i", str(ca_file)]):
+        subprocess.run([certutil, "-d", f"sql:{db}", *args], check=True,
+                       stdin=subprocess.DEVNULL, capture_output=True, timeout=30)
+    return home
+
+
+def run_chromium(chromium, url, action, timeout=90, ca_file=None):
     """One headless Chromium on `url` with `action` (e.g. "--dump-dom" or
-    "--screenshot=PATH"), a throw-away profile and its console on stderr;
-    returns the CompletedProcess."""
+    "--screenshot=PATH"), a throw-away profile and its console on stderr,
+    trusting the test CA `ca_file` if given; returns the CompletedProcess."""
     profile = tempfile.mkdtemp(prefix="qs-chromium-")
+    home = trusting_home(ca_file) if ca_file else None
+    env = dict(os.environ, HOME=home) if home else None
     try:
         return subprocess.run(
             [chromium, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
@@ -120,9 +143,11 @@ def run_chromium(chromium, url, action, timeout=90):
              "--autoplay-policy=no-user-gesture-required",
              "--enable-logging=stderr", "--v=0", "--window-size=1400,1000", action, url],
             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-            text=True, timeout=timeout, start_new_session=True)
+            text=True, timeout=timeout, start_new_session=True, env=env)
     finally:
         shutil.rmtree(profile, ignore_errors=True)
+        if home:
+            shutil.rmtree(home, ignore_errors=True)
 
 
 def console_lines(stderr):

@@ -19,8 +19,8 @@ from harness import Xvfb
 from html5_support import (HOLD_PATH, HTML5_DIR, console_lines, page_server, require_html5,
                            run_chromium, websockify)
 from harness.qemu import parse_ppm
-from serve_support import (READY_TIMEOUT, distinctive_block, find_block, require_tool,
-                           run_client, serving, ticket_file)
+from serve_support import (READY_TIMEOUT, SUBJECT, distinctive_block, find_block,
+                           make_pki, require_tool, run_client, serving, ticket_file)
 
 PASSWORD = "viewer-ticket"
 # The wrapper page's load event (the screenshot) waits this long; the page
@@ -128,7 +128,7 @@ def test_remote_viewer_shows_guest(qemu_factory, guest, helper_binary, tmp_path)
         assert best[2] >= 0.99, f"guest at {best[:2]} but only {best[2]:.4f} of it matches"
 
 
-def html5_sees_guest(chromium, spice_url, h, ref_size, ref, tmp_path):
+def html5_sees_guest(chromium, spice_url, h, ref_size, ref, tmp_path, ca_file=None):
     """spice-html5 at `spice_url`, in an iframe of a page whose load waits
     HOLD_SECONDS, screenshot by headless Chromium: the guest picture must be
     in it, exact but for the canvas's outer 1-pixel ring, which the page's
@@ -139,7 +139,8 @@ def html5_sees_guest(chromium, spice_url, h, ref_size, ref, tmp_path):
             f"<iframe src='{spice_url}' style='border:0;width:1400px;height:1000px'>"
             f"</iframe><img src='{HOLD_PATH}' style='display:none'></body></html>")
     with page_server(page.encode(), HOLD_SECONDS) as page_port:
-        res = run_chromium(chromium, f"http://127.0.0.1:{page_port}/", f"--screenshot={shot}")
+        res = run_chromium(chromium, f"http://127.0.0.1:{page_port}/", f"--screenshot={shot}",
+                           ca_file=ca_file)
     console = console_lines(res.stderr)
     (tmp_path / "chromium.log").write_text(res.stderr)
     assert shot.exists(), f"chromium wrote no screenshot ({res.returncode}): " \
@@ -188,5 +189,36 @@ def test_spice_html5_straight_to_helper(qemu_factory, guest, helper_binary, test
         # spice-gtk on the same port, plain SPICE.
         gtk_shot = tmp_path / "gtk.ppm"
         run_client(test_client, "--port", port, "--ticket-file", server, "--settle", "500",
+                   "screenshot", gtk_shot, timeout=30)
+        assert parse_ppm(gtk_shot.read_bytes())[2] == ref
+
+
+@pytest.mark.timeout(240)
+def test_spice_html5_wss_with_test_ca(qemu_factory, guest, helper_binary, test_client,
+                                      tmp_path):
+    """The same over the helper's TLS port: spice-html5 served over HTTPS
+    uses wss://, Chromium trusts the test CA (its NSS database) and no
+    certificate error is waved through; the canvas is exact, and spice-gtk
+    on the same TLS port gets the exact picture too."""
+    chromium, _ = require_html5()
+    pki = tmp_path / "pki"
+    pki.mkdir()
+    make_pki(pki)
+    ca = pki / "ca-cert.pem"
+    q = stopped_guest(qemu_factory, guest)
+    server = ticket_file(tmp_path, "ticket", PASSWORD)
+    with serving(helper_binary, q, "--tls-dir", pki, "--ticket-file", server,
+                 tls=True) as (h, port, tls_port):
+        q.stop()
+        w, hgt, ref = q.screendump()
+        with page_server(b"", HOLD_SECONDS, static_dir=HTML5_DIR, tls_dir=pki) as page_port:
+            html5_sees_guest(chromium, f"https://127.0.0.1:{page_port}/spice_auto.html?"
+                             f"host=127.0.0.1&port={tls_port}&password={PASSWORD}",
+                             h, (w, hgt), ref, tmp_path, ca_file=ca)
+        log = h.stderr()
+        assert "(TLS) (WebSocket)" in log, log[-2000:]
+        gtk_shot = tmp_path / "gtk.ppm"
+        run_client(test_client, "--tls-port", tls_port, "--ca-file", ca,
+                   "--host-subject", SUBJECT, "--ticket-file", server, "--settle", "500",
                    "screenshot", gtk_shot, timeout=30)
         assert parse_ppm(gtk_shot.read_bytes())[2] == ref
