@@ -7,6 +7,7 @@
 #include <glib.h>
 #include "qs-launch-commands.h"
 #include "qs-launch-config.h"
+#include "qs-launch-rights.h"
 #include "qs-launch-session.h"
 #include "qs-launch-tokens.h"
 
@@ -59,9 +60,10 @@ static const GOptionEntry entries[] = {
       "set-ticket: also disconnect the connected viewer (default: keep it)",
       NULL },
     { "rights", 0, 0, G_OPTION_ARG_STRING, &arg_rights,
-      "token: view or control (default control)", "RIGHTS" },
+      "token, console, set-ticket: view or control (default control)", "RIGHTS" },
     { "ttl", 0, 0, G_OPTION_ARG_INT, &arg_ttl,
-      "token: seconds until it expires (default 300)", "SECONDS" },
+      "token, console --rights view with tokens: seconds until it expires "
+      "(default 300)", "SECONDS" },
     { "single-use", 0, 0, G_OPTION_ARG_NONE, &arg_single_use,
       "token: it links one viewer session only", NULL },
     { "key-id", 0, 0, G_OPTION_ARG_INT, &arg_key_id,
@@ -142,7 +144,20 @@ static int run(int argc, char **argv)
         return qs_cmd_status(cfg, domain, arg_json);
     }
     if (strcmp(cmd, "console") == 0) {
-        return qs_cmd_console(cfg, domain, arg_format ? arg_format : "uri");
+        if (arg_rights && strcmp(arg_rights, "view") && strcmp(arg_rights, "control")) {
+            return usage("--rights must be view or control");
+        }
+        return qs_cmd_console(cfg, domain, arg_format ? arg_format : "uri", arg_rights,
+                              arg_ttl);
+    }
+    if (strcmp(cmd, "set-ticket") == 0 && arg_rights && strcmp(arg_rights, "view") == 0) {
+        if (arg_disconnect) {
+            return usage("set-ticket --rights view keeps every viewer: no --disconnect");
+        }
+        return qs_cmd_set_view_ticket(cfg, domain, arg_ticket_file, arg_expires);
+    }
+    if (strcmp(cmd, "set-ticket") == 0 && arg_rights && strcmp(arg_rights, "control") != 0) {
+        return usage("--rights must be view or control");
     }
     if (strcmp(cmd, "set-ticket") == 0) {
         return qs_cmd_set_ticket(cfg, domain, arg_ticket_file, arg_expires,

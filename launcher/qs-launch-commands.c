@@ -20,6 +20,7 @@
 #include "qs-launch-libvirt.h"
 #include "qs-launch-log.h"
 #include "qs-launch-pending.h"
+#include "qs-launch-rights.h"
 #include "qs-launch-session.h"
 #include "qs-launch-spawn.h"
 
@@ -85,7 +86,7 @@ QsLaunchState *qs_find_state(const QsLaunchConfig *cfg, const char *domain,
 }
 
 /* Whether a monitor still holds DOMAIN's lock. */
-static gboolean locked(const QsLaunchConfig *cfg, const char *domain)
+gboolean qs_launch_locked(const QsLaunchConfig *cfg, const char *domain)
 {
     g_autofree char *path = qs_run_path(cfg, domain, ".lock");
     int fd = open(path, O_RDWR | O_CLOEXEC);
@@ -102,7 +103,8 @@ static gboolean locked(const QsLaunchConfig *cfg, const char *domain)
 /* The monitor died without cleaning up (SIGKILL, crash): do its part. */
 static void clean_orphan(QsLaunchConfig *cfg, QsLaunchState *st)
 {
-    const char *suffixes[] = { ".json", ".pid", ".ticket", ".tokens", ".ctl", ".lock" };
+    const char *suffixes[] = { ".json", ".pid", ".ticket", ".view-ticket", ".tokens", ".ctl",
+                               ".lock" };
     g_autoptr(GError) err = NULL;
     g_autoptr(virConnect) conn = NULL;
     g_autoptr(virDomain) dom = NULL;
@@ -153,7 +155,7 @@ int qs_cmd_detach(QsLaunchConfig *cfg, const char *domain, gboolean wait)
         qs_log_error("detach: %s", err->message);
         return 1;
     }
-    if (!locked(cfg, st->domain) || !qs_pid_alive(st->monitor_pid)) {
+    if (!qs_launch_locked(cfg, st->domain) || !qs_pid_alive(st->monitor_pid)) {
         clean_orphan(cfg, st);
         printf("%s: detached (its launcher had gone; cleaned up)\n", st->domain);
         return 0;
@@ -167,7 +169,7 @@ int qs_cmd_detach(QsLaunchConfig *cfg, const char *domain, gboolean wait)
         return 0;
     }
     deadline = g_get_monotonic_time() + DETACH_WAIT_S * G_USEC_PER_SEC;
-    while (locked(cfg, st->domain)) {
+    while (qs_launch_locked(cfg, st->domain)) {
         if (g_get_monotonic_time() > deadline) {
             qs_log_error("detach: the launcher pid %d did not finish in %d s",
                          st->monitor_pid, DETACH_WAIT_S);
@@ -179,7 +181,8 @@ int qs_cmd_detach(QsLaunchConfig *cfg, const char *domain, gboolean wait)
     return 0;
 }
 
-int qs_cmd_console(QsLaunchConfig *cfg, const char *domain, const char *format)
+int qs_cmd_console(QsLaunchConfig *cfg, const char *domain, const char *format,
+                   const char *rights, gint ttl_s)
 {
     g_autoptr(GError) err = NULL;
     g_autoptr(QsLaunchState) st = NULL;
@@ -200,7 +203,7 @@ int qs_cmd_console(QsLaunchConfig *cfg, const char *domain, const char *format)
     /* A state file whose launcher holds no lock is left from a launcher
      * that was killed or a host that went down (when the run directory is
      * not a tmpfs): its pids may name other processes by now. */
-    if (!locked(cfg, st->domain) || !qs_pid_alive(st->monitor_pid)) {
+    if (!qs_launch_locked(cfg, st->domain) || !qs_pid_alive(st->monitor_pid)) {
         qs_log_error("console: the launcher of '%s' is gone, so is its "
                      "console (a stale state file: 'detach' removes it)",
                      st->domain);
@@ -211,9 +214,20 @@ int qs_cmd_console(QsLaunchConfig *cfg, const char *domain, const char *format)
                      st->domain, st->helper_pid);
         return 1;
     }
-    /* A proxy-only console has no ticket: the formats leave it out. */
-    if (st->ticket_file &&
-        !(password = qs_ticket_read_file(st->ticket_file, &expiry, &err))) {
+    if (rights && strcmp(rights, "view") == 0) {
+        char *source = NULL;
+
+        if (!(password = qs_view_password(cfg, st, ttl_s, &expiry, &source, &err))) {
+            qs_log_error("console: %s", err->message);
+            return 1;
+        }
+        /* The formats report what was handed out: its expiry and file. */
+        st->ticket_expiry = expiry;
+        g_free(st->ticket_file);
+        st->ticket_file = source;
+    } else if (st->ticket_file &&
+               /* A proxy-only console has no ticket: the formats leave it out. */
+               !(password = qs_ticket_read_file(st->ticket_file, &expiry, &err))) {
         qs_log_error("console: the ticket: %s", err->message);
         return 1;
     }
@@ -273,7 +287,7 @@ int qs_cmd_set_ticket(QsLaunchConfig *cfg, const char *domain,
         qs_log_error("set-ticket: %s", err->message);
         return 1;
     }
-    if (!locked(cfg, st->domain) || !qs_pid_alive(st->monitor_pid)) {
+    if (!qs_launch_locked(cfg, st->domain) || !qs_pid_alive(st->monitor_pid)) {
         qs_log_error("set-ticket: the launcher of '%s' is gone: detach and "
                      "attach again", st->domain);
         return 1;
@@ -459,7 +473,7 @@ int qs_cmd_hook(QsLaunchConfig *cfg, const char *config_path, char **args)
 
         /* Only a signal: the launcher removes the console itself, after the
          * hook has returned. */
-        if (st && qs_pid_alive(st->monitor_pid) && locked(cfg, domain)) {
+        if (st && qs_pid_alive(st->monitor_pid) && qs_launch_locked(cfg, domain)) {
             kill(st->monitor_pid, SIGTERM);
         }
         /* A failed attach's record is about the run that ended. */

@@ -12,9 +12,14 @@ QsLaunchState *qs_find_state(const QsLaunchConfig *cfg, const char *domain,
 /* "never", "+SECONDS" or "SECONDS" from now, "@UNIX_SECONDS". */
 gboolean qs_parse_when(const char *s, gint64 now, gint64 *out, GError **error);
 
+/* Whether a monitor still holds DOMAIN's lock (it runs). */
+gboolean qs_launch_locked(const QsLaunchConfig *cfg, const char *domain);
 int qs_cmd_detach(QsLaunchConfig *cfg, const char *domain, gboolean wait);
 int qs_cmd_status(QsLaunchConfig *cfg, const char *domain, gboolean json);
-int qs_cmd_console(QsLaunchConfig *cfg, const char *domain, const char *format);
+/* `rights` "view": the view-only password (qs_view_password()); NULL or
+ * "control": the ticket. */
+int qs_cmd_console(QsLaunchConfig *cfg, const char *domain, const char *format,
+                   const char *rights, gint ttl_s);
 /* Gives the running helper a new ticket (it keeps the connected viewer
  * unless `disconnect`) and writes it to the ticket file. */
 int qs_cmd_set_ticket(QsLaunchConfig *cfg, const char *domain,

@@ -157,6 +157,18 @@ gboolean qs_control_disconnect_client(GDBusConnection *conn, const char *address
     return TRUE;
 }
 
+gboolean qs_control_set_view_ticket(GDBusConnection *conn, const char *password,
+                                    gint64 expiry, GError **error)
+{
+    g_autoptr(QsDBusHelper1) proxy = helper1(conn, error);
+
+    if (!proxy ||
+        !qs_dbus_helper1_call_set_view_ticket_sync(proxy, password, expiry, NULL, error)) {
+        return failed("SetViewTicket", error);
+    }
+    return TRUE;
+}
+
 gboolean qs_control_set_token_keys(GDBusConnection *conn, const char *text,
                                    GError **error)
 {

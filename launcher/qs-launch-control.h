@@ -22,6 +22,9 @@ gboolean qs_control_set_ticket(GDBusConnection *conn, const char *password,
                                guint *kept, GError **error);
 /* Sends DIR/server-cert.pem and DIR/server-key.pem. */
 /* Sends a token key file's text (SetTokenKeys). */
+/* SetViewTicket: "" removes it. */
+gboolean qs_control_set_view_ticket(GDBusConnection *conn, const char *password,
+                                    gint64 expiry, GError **error);
 gboolean qs_control_set_token_keys(GDBusConnection *conn, const char *text,
                                    GError **error);
 gboolean qs_control_set_certificates(GDBusConnection *conn, const char *dir,

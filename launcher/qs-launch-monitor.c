@@ -19,6 +19,7 @@
 #include "qs-launch-log.h"
 #include "qs-launch-monitor.h"
 #include "qs-launch-ports.h"
+#include "qs-launch-rights.h"
 #include "qs-launch-spawn.h"
 #include "qs-launch-tokens.h"
 
@@ -168,6 +169,8 @@ static void on_child_exit(GPid pid, int status, gpointer data);
 
 static gboolean spawn(Session *s, GError **error)
 {
+    /* set-ticket --rights view left one for a restarted helper. */
+    g_autofree char *view = qs_view_ticket_path(s->cfg, s->st->domain);
     int display_fd = open_display(s, error);
     QsSpawnPort ports[QS_SPAWN_MAX_PORTS];
     /* Each start connects anew: the previous helper's connections closed
@@ -184,6 +187,7 @@ static gboolean spawn(Session *s, GError **error)
         .control_fd = s->control_fd,
         .tls_dir = s->tls_private,
         .token_keys_file = s->token_keys_path,
+        .view_ticket_file = g_file_test(view, G_FILE_TEST_EXISTS) ? view : NULL,
         .secure_channels = s->cfg->secure_channels,
         .max_sessions = s->cfg->max_sessions,
         .when_full = s->cfg->when_full,
@@ -236,6 +240,11 @@ void qs_session_remove_local_files(Session *s)
     }
     if (s->token_keys_path) {
         unlink(s->token_keys_path);
+    }
+    {
+        g_autofree char *view = qs_view_ticket_path(s->cfg, s->st->domain);
+
+        unlink(view);
     }
     if (s->tls_private) {
         static const char *const f[] = { "server-cert.pem", "server-key.pem",

@@ -325,6 +325,9 @@ pid_t qs_spawn_helper(const QsSpawnSpec *s, GError **error)
         g_ptr_array_add(argv, g_strdup("--disable-ticketing"));
         g_ptr_array_add(argv, g_strdup("--insecure"));
     }
+    if (s->view_ticket_file) {
+        g_ptr_array_add(argv, g_strdup_printf("--view-ticket-file=%s", s->view_ticket_file));
+    }
     if (s->token_keys_file) {
         g_ptr_array_add(argv, g_strdup_printf("--token-keys-file=%s", s->token_keys_file));
     }

@@ -41,6 +41,7 @@ typedef struct {
     int control_fd;            /* listening control socket, or -1 */
     const char *tls_dir;
     const char *token_keys_file; /* --token-keys-file, or NULL */
+    const char *view_ticket_file; /* --view-ticket-file, or NULL */
     const char *secure_channels;
     guint max_sessions;
     const char *when_full;

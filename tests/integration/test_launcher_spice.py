@@ -418,6 +418,10 @@ def test_real_helper_tokens(libvirtd, guest, paths, helper_binary, test_client):
         assert viewer.returncode == 0, (viewer.returncode, err[-2000:])
         wait_log(env, name, "(view only) (token)")
 
+        # With no view-only ticket, console --rights view hands out a view token.
+        uri = env.run("console", name, "--rights", "view", "--ttl", "60", check=True).stdout
+        assert "password=qst." in uri, uri
+
         res = client_with(env.run("token", name, "--single-use", check=True).stdout.strip())
         assert res.returncode == 0, (res.returncode, res.stderr[-1000:], env.log(name)[-2000:])
         # The reference program's token, from the same master key and UUID.
@@ -506,5 +510,62 @@ def test_real_helper_proxy_only(libvirtd, guest, paths, helper_binary, test_clie
         env.write_conf(listen__proxy_only="true", ticket__token_keys=env.dir / "k")
         res = env.run("status")
         assert res.returncode == 1 and "proxy-only" in res.stderr, res.stderr
+    finally:
+        env.cleanup()
+
+
+def test_real_helper_view_rights(libvirtd, guest, paths, helper_binary, test_client):
+    """Issue L from the launcher: `set-ticket --rights view` gives the running
+    helper a view-only ticket and keeps it for restarts; `console --rights
+    view` reports it; its viewer is listed as view; the control ticket's
+    password is refused for it; detach removes it."""
+    from urllib.parse import parse_qs, urlparse
+
+    def password_of(uri):
+        return parse_qs(urlparse(uri).query)["password"][0]
+
+    def linked_rights(password):
+        path = env.dir / "view-client"
+        path.write_text(password + "\n")
+        viewer = start_client(test_client, "--port", port, "--ticket-file", path,
+                              "sleep", "4000", "info")
+        rights = wait_clients(env, name, 1)["clients"][0]["rights"]
+        out, err = viewer.communicate(timeout=40)
+        assert viewer.returncode == 0, (viewer.returncode, err[-2000:])
+        wait_clients(env, name, 0)
+        return rights
+
+    env = LauncherEnv(paths, helper=helper_binary)
+    try:
+        name = start_domain(libvirtd, "qs-test-launch-view", guest, env.dir,
+                            persistent=False)
+        env.run("attach", name, "--supervise", check=True)
+        st = env.state(name)
+        port = st["port"]
+        wait_guest_ready(env, name)
+        res = env.run("console", name, "--rights", "view")
+        assert res.returncode == 1 and "no view-only ticket" in res.stderr, res.stderr
+        res = env.run("set-ticket", name, "--rights", "view", "--expires", "+600", check=True)
+        assert "new view-only ticket" in res.stdout, res.stdout
+        view_uri = env.run("console", name, "--rights", "view", check=True).stdout.strip()
+        control_uri = env.run("console", name, check=True).stdout.strip()
+        assert password_of(view_uri) != password_of(control_uri)
+        assert linked_rights(password_of(view_uri)) == "view"
+        assert linked_rights(password_of(control_uri)) == "control"
+        # The control ticket's own password cannot become the view one.
+        res = env.run("set-ticket", name, "--rights", "view", "--ticket-file",
+                      client_ticket(env, name))
+        assert res.returncode == 1 and "must differ" in res.stderr, res.stderr
+        res = env.run("set-ticket", name, "--rights", "admin")
+        assert res.returncode == 2 and "--rights must be view or control" in res.stderr
+        # A restarted helper keeps the view-only ticket.
+        os.kill(st["helper_pid"], signal.SIGKILL)
+        wait_for(lambda: (s := env.state(name)) and s["helper_pid"] != st["helper_pid"]
+                 and s.get("restarts") == 1 and pid_alive(s["helper_pid"]), 20,
+                 "the restarted helper")
+        wait_log(env, name, "credentials: ticket, view-only ticket")
+        assert linked_rights(password_of(view_uri)) == "view"
+        env.run("detach", name, check=True)
+        assert f"{name}.view-ticket" not in env.run_files()
     finally:
         env.cleanup()
