@@ -269,39 +269,57 @@ int qs_cmd_console(QsLaunchConfig *cfg, const char *domain, const char *format,
     return 0;
 }
 
+QsLaunchState *qs_ticket_command_start(QsLaunchConfig *cfg, const char *domain,
+                                       const char *ticket_file, const char *expires,
+                                       char **password, gint64 *expiry)
+{
+    g_autoptr(GError) err = NULL;
+    g_autoptr(QsLaunchState) st = qs_find_state(cfg, domain, &err);
+    gint64 now = g_get_real_time() / G_USEC_PER_SEC;
+
+    *expiry = cfg->ticket_lifetime_s ? now + cfg->ticket_lifetime_s : 0;
+    if (!st) {
+        qs_log_error("set-ticket: %s", err->message);
+        return NULL;
+    }
+    if (!qs_launch_locked(cfg, st->domain) || !qs_pid_alive(st->monitor_pid)) {
+        qs_log_error("set-ticket: the launcher of '%s' is gone: detach and "
+                     "attach again", st->domain);
+        return NULL;
+    }
+    if (!st->ticket_file) {
+        qs_log_error("set-ticket: '%s' is a proxy-only console ([listen] proxy-only): "
+                     "it has no ticket, and every viewer has control", st->domain);
+        return NULL;
+    }
+    *password = ticket_file ? qs_ticket_read_file(ticket_file, expiry, &err)
+                            : qs_ticket_generate(&err);
+    if (!*password || (expires && !qs_parse_when(expires, now, expiry, &err))) {
+        qs_log_error("set-ticket: %s", err->message);
+        if (*password) {
+            explicit_bzero(*password, strlen(*password));
+            g_clear_pointer(password, g_free);
+        }
+        return NULL;
+    }
+    return g_steal_pointer(&st);
+}
+
 int qs_cmd_set_ticket(QsLaunchConfig *cfg, const char *domain,
                       const char *ticket_file, const char *expires,
                       gboolean disconnect)
 {
     g_autoptr(GError) err = NULL;
-    g_autoptr(QsLaunchState) st = qs_find_state(cfg, domain, &err);
     g_autoptr(GDBusConnection) conn = NULL;
     g_autofree char *password = NULL;
     g_autofree char *ctl = NULL;
-    gint64 now = g_get_real_time() / G_USEC_PER_SEC;
-    gint64 expiry = cfg->ticket_lifetime_s ? now + cfg->ticket_lifetime_s : 0;
+    gint64 expiry;
+    g_autoptr(QsLaunchState) st = qs_ticket_command_start(cfg, domain, ticket_file, expires,
+                                                          &password, &expiry);
     guint kept = 0;
     gboolean ok;
 
     if (!st) {
-        qs_log_error("set-ticket: %s", err->message);
-        return 1;
-    }
-    if (!qs_launch_locked(cfg, st->domain) || !qs_pid_alive(st->monitor_pid)) {
-        qs_log_error("set-ticket: the launcher of '%s' is gone: detach and "
-                     "attach again", st->domain);
-        return 1;
-    }
-    if (!st->ticket_file) {
-        qs_log_error("set-ticket: '%s' is a proxy-only console ([listen] proxy-only): "
-                     "it has no ticket", st->domain);
-        return 1;
-    }
-    password = ticket_file ? qs_ticket_read_file(ticket_file, &expiry, &err)
-                           : qs_ticket_generate(&err);
-    if (!password ||
-        (expires && !qs_parse_when(expires, now, &expiry, &err))) {
-        qs_log_error("set-ticket: %s", err->message);
         return 1;
     }
     /* The running helper first: if it refuses, the file keeps the ticket

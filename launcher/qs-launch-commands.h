@@ -25,5 +25,11 @@ int qs_cmd_console(QsLaunchConfig *cfg, const char *domain, const char *format,
 int qs_cmd_set_ticket(QsLaunchConfig *cfg, const char *domain,
                       const char *ticket_file, const char *expires,
                       gboolean disconnect);
+/* set-ticket's first steps, for either ticket: the running console of
+ * DOMAIN (not proxy-only) and the new password (from `ticket_file` or made)
+ * with its expiry; NULL after one logged line. */
+QsLaunchState *qs_ticket_command_start(QsLaunchConfig *cfg, const char *domain,
+                                       const char *ticket_file, const char *expires,
+                                       char **password, gint64 *expiry);
 int qs_cmd_disconnect(QsLaunchConfig *cfg, const char *domain, const char *address);
 int qs_cmd_hook(QsLaunchConfig *cfg, const char *config_path, char **args);

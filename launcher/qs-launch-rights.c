@@ -21,33 +21,16 @@ int qs_cmd_set_view_ticket(QsLaunchConfig *cfg, const char *domain,
                            const char *ticket_file, const char *expires)
 {
     g_autoptr(GError) err = NULL;
-    g_autoptr(QsLaunchState) st = qs_find_state(cfg, domain, &err);
     g_autoptr(GDBusConnection) conn = NULL;
     g_autofree char *password = NULL;
     g_autofree char *path = NULL;
     g_autofree char *ctl = NULL;
-    gint64 now = g_get_real_time() / G_USEC_PER_SEC;
-    gint64 expiry = cfg->ticket_lifetime_s ? now + cfg->ticket_lifetime_s : 0;
+    gint64 expiry;
+    g_autoptr(QsLaunchState) st = qs_ticket_command_start(cfg, domain, ticket_file, expires,
+                                                          &password, &expiry);
     gboolean ok;
 
     if (!st) {
-        qs_log_error("set-ticket: %s", err->message);
-        return 1;
-    }
-    if (!qs_launch_locked(cfg, st->domain)) {
-        qs_log_error("set-ticket: the launcher of '%s' is gone: detach and attach again",
-                     st->domain);
-        return 1;
-    }
-    if (!st->ticket_file) {
-        qs_log_error("set-ticket: '%s' is a proxy-only console ([listen] proxy-only): "
-                     "every viewer has control, there are no rights to give", st->domain);
-        return 1;
-    }
-    password = ticket_file ? qs_ticket_read_file(ticket_file, &expiry, &err)
-                           : qs_ticket_generate(&err);
-    if (!password || (expires && !qs_parse_when(expires, now, &expiry, &err))) {
-        qs_log_error("set-ticket: %s", err->message);
         return 1;
     }
     /* The running helper first (it refuses the control ticket's password);

@@ -40,6 +40,16 @@ def wait_guest_ready(env, name, timeout=60):
     raise AssertionError(f"no READY on {path} within {timeout}s")
 
 
+def attached(libvirtd, env, guest, name, attach="--no-supervise"):
+    """A transient domain `name` started, its console attached and its guest
+    drawing; returns (its name, the launcher's state)."""
+    name = start_domain(libvirtd, name, guest, env.dir, persistent=False)
+    env.run("attach", name, attach, check=True)
+    st = env.state(name)
+    wait_guest_ready(env, name)
+    return name, st
+
+
 def run_client(test_client, *args, timeout=60):
     return subprocess.run([str(test_client), "--timeout", "30", *map(str, args)],
                           stdout=subprocess.PIPE, stderr=subprocess.PIPE,
@@ -253,12 +263,8 @@ def test_real_helper_control(libvirtd, guest, paths, helper_binary, test_client)
 
     env = LauncherEnv(paths, helper=helper_binary)
     try:
-        name = start_domain(libvirtd, "qs-test-launch-ctl", guest, env.dir,
-                            persistent=False)
-        env.run("attach", name, "--no-supervise", check=True)
-        st = env.state(name)
+        name, st = attached(libvirtd, env, guest, "qs-test-launch-ctl", "--no-supervise")
         port = st["port"]
-        wait_guest_ready(env, name)
         old = env.dir / "old-ticket"
         old.write_text(client_ticket(env, name).read_text())
         old.chmod(0o600)
@@ -343,12 +349,8 @@ def test_real_helper_killed_and_restarted(libvirtd, guest, paths, helper_binary,
     console; the client, connecting again, gets qemu's exact picture."""
     env = LauncherEnv(paths, helper=helper_binary)
     try:
-        name = start_domain(libvirtd, "qs-test-launch-kill", guest, env.dir,
-                            persistent=False)
-        env.run("attach", name, "--supervise", check=True)
-        st = env.state(name)
+        name, st = attached(libvirtd, env, guest, "qs-test-launch-kill", "--supervise")
         old, port = st["helper_pid"], st["port"]
-        wait_guest_ready(env, name)
         ticket = client_ticket(env, name)
         viewer = start_client(test_client, "--port", port, "--ticket-file", ticket,
                               "info", "sleep", "60000")
@@ -399,13 +401,9 @@ def test_real_helper_tokens(libvirtd, guest, paths, helper_binary, test_client):
     keys.chmod(0o600)
     env.write_conf(ticket__token_keys=keys)
     try:
-        name = start_domain(libvirtd, "qs-test-launch-tok", guest, env.dir,
-                            persistent=False)
-        env.run("attach", name, "--no-supervise", check=True)
-        st = env.state(name)
+        name, st = attached(libvirtd, env, guest, "qs-test-launch-tok", "--no-supervise")
         port = st["port"]
         assert f"{name}.tokens" in env.run_files()
-        wait_guest_ready(env, name)
 
         view = env.run("token", name, "--rights", "view", "--ttl", "120", check=True)
         text = view.stdout.strip()
@@ -537,12 +535,8 @@ def test_real_helper_view_rights(libvirtd, guest, paths, helper_binary, test_cli
 
     env = LauncherEnv(paths, helper=helper_binary)
     try:
-        name = start_domain(libvirtd, "qs-test-launch-view", guest, env.dir,
-                            persistent=False)
-        env.run("attach", name, "--supervise", check=True)
-        st = env.state(name)
+        name, st = attached(libvirtd, env, guest, "qs-test-launch-view", "--supervise")
         port = st["port"]
-        wait_guest_ready(env, name)
         res = env.run("console", name, "--rights", "view")
         assert res.returncode == 1 and "no view-only ticket" in res.stderr, res.stderr
         res = env.run("set-ticket", name, "--rights", "view", "--expires", "+600", check=True)
