@@ -206,3 +206,39 @@ def test_package_serves_exact_picture(package, guest, test_client, paths, tmp_pa
             q.close()
     finally:
         overlay.close()
+
+
+@pytest.mark.timeout(BUILD_TIMEOUT)
+def test_helper_builds_without_libvirt(tmp_path):
+    """With libvirt's pkg-config file out of sight, the default build stops
+    naming libvirt, and -Dlauncher=disabled builds and installs the helper
+    alone (no launcher, hook, unit, configuration or snippets)."""
+    pc_dirs = run(["pkg-config", "--variable", "pc_path", "pkg-config"], timeout=30)
+    pc = tmp_path / "pkgconfig"
+    pc.mkdir()
+    for d in pc_dirs.strip().split(":"):
+        for f in Path(d).glob("*.pc") if Path(d).is_dir() else []:
+            if not f.name.startswith("libvirt") and not (pc / f.name).exists():
+                (pc / f.name).symlink_to(f)
+    env = dict(os.environ, PKG_CONFIG_LIBDIR=str(pc))
+
+    res = subprocess.run(["meson", "setup", tmp_path / "with", REPO, "-Dtests=false"],
+                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                         env=env, timeout=120, stdin=subprocess.DEVNULL)
+    assert res.returncode != 0, "the launcher was configured without libvirt"
+    assert re.search(r'Dependency "libvirt" not found', res.stdout), res.stdout[-1500:]
+
+    build = tmp_path / "without"
+    run(["meson", "setup", build, REPO, "-Dtests=false", "-Dlauncher=disabled",
+         "-Dprefix=/usr", "-Dwerror=true"], timeout=120, env=env)
+    run(["ninja", "-C", build], timeout=BUILD_TIMEOUT, env=env)
+    dest = tmp_path / "dest"
+    run(["meson", "install", "-C", build, "--destdir", dest, "--no-rebuild"],
+        timeout=120, env=env)
+    installed = sorted(str(p.relative_to(dest)) for p in dest.rglob("*") if not p.is_dir())
+    assert "usr/bin/qemu-spice" in installed, installed
+    assert any(p.endswith("qemu-spice/qemu-spice-tls.so") for p in installed), installed
+    for p in installed:
+        assert not re.search(r"launcher|hooks|systemd|sysusers|tmpfiles|\.conf", p), \
+            f"{p} installed without the launcher: {installed}"
+    assert run([dest / "usr/bin/qemu-spice", "--version"], timeout=30).strip()
