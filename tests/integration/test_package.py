@@ -204,6 +204,17 @@ def test_package_serves_exact_picture(package, guest, test_client, paths, tmp_pa
                 assert uid == user[2], f"helper uid {uid}, qemu-spice is {user[2]}"
         finally:
             q.close()
+
+        # And it goes again: purge leaves none of its files (the user stays,
+        # as Debian's policy wants for system users). Looked at inside the
+        # namespace: the host sees an empty directory at overlay.root.
+        overlay.run("apt-get", "purge", "-y", "qemu-spice", timeout=300)
+        gone = ["/usr/bin/qemu-spice", "/usr/bin/qemu-spice-launcher", "/etc/qemu-spice",
+                "/etc/libvirt/hooks/qemu.d/qemu-spice", "/lib/systemd/system/qemu-spice@.service",
+                "/usr/lib/sysusers.d/qemu-spice.conf", "/usr/lib/x86_64-linux-gnu/qemu-spice"]
+        left = overlay.run("sh", "-c", 'for f; do if [ -e "$f" ]; then echo "$f"; fi; done',
+                           "sh", *gone)
+        assert not left.strip(), f"left after purge: {left}"
     finally:
         overlay.close()
 
