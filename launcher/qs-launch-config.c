@@ -216,6 +216,21 @@ char *qs_launch_config_default_tls_dir(const char *const *candidates)
     return g_strdup(candidates[0]);
 }
 
+/* The dedicated user that the installed sysusers.d snippet creates
+ * (launcher/qemu-spice.sysusers), as the helper itself prefers it; nobody
+ * on hosts without it (a build tree not installed). */
+const char *const qs_helper_users[] = { "qemu-spice", "nobody", NULL };
+
+char *qs_launch_config_default_user(const char *const *candidates)
+{
+    for (guint i = 0; candidates[i]; i++) {
+        if (getpwnam(candidates[i])) {
+            return g_strdup(candidates[i]);
+        }
+    }
+    return g_strdup(candidates[0]);
+}
+
 static void set_defaults(QsLaunchConfig *cfg)
 {
     cfg->uri = g_strdup("qemu:///system");
@@ -236,7 +251,7 @@ static void set_defaults(QsLaunchConfig *cfg)
     cfg->tls = FALSE;
     cfg->ticket_lifetime_s = 0;
     cfg->helper_path = g_strdup(QS_HELPER_PATH);
-    cfg->helper_user = g_strdup("nobody");
+    cfg->helper_user = qs_launch_config_default_user(qs_helper_users);
     cfg->log_dir = g_strdup("/var/log/qemu-spice");
     cfg->max_sessions = 4;
     cfg->when_full = g_strdup("refuse");

@@ -65,6 +65,9 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(QsLaunchConfig, qs_launch_config_free)
 extern const char *const qs_libvirt_spice_tls_dirs[];
 /* The first directory of CANDIDATES that exists, else the first. */
 char *qs_launch_config_default_tls_dir(const char *const *candidates);
+/* The default [helper] user: the first of these that exists. */
+extern const char *const qs_helper_users[];
+char *qs_launch_config_default_user(const char *const *candidates);
 
 gboolean qs_launch_config_wants_autostart(const QsLaunchConfig *cfg,
                                           const char *domain,

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from .errors import MissingComponent
 
-CHROOT_SUITES = ("trixie", "sid")
+CHROOT_SUITES = ("bookworm", "trixie", "sid")
 
 
 class Paths:

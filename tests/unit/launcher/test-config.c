@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Tests of qemu-spice.conf parsing: defaults, every key, every bad value. */
 
+#include <pwd.h>
 #include <glib.h>
 #include <glib/gstdio.h>
 #include "qs-launch-config.h"
@@ -25,7 +26,8 @@ static void test_defaults(void)
     g_assert_true(c->plain);
     g_assert_false(c->tls);
     g_assert_cmpuint(c->ticket_lifetime_s, ==, 0);
-    g_assert_cmpstr(c->helper_user, ==, "nobody");
+    g_assert_cmpstr(c->helper_user, ==,
+                    getpwnam("qemu-spice") ? "qemu-spice" : "nobody");
     g_assert_cmpint(c->autostart, ==, QS_AUTOSTART_METADATA);
     g_assert_true(c->supervise);
     /* TLS: libvirt's SPICE certificate directory unless configured */
@@ -63,6 +65,23 @@ static void test_default_tls_dir(void)
     g_rmdir(spice);
     g_rmdir(qemu);
     g_rmdir(dir);
+}
+
+/* The first user that exists; the first when none does (then the config
+ * load names it as missing). */
+static void test_default_user(void)
+{
+    static const char *const some[] = { "no-such-user-qs", "root", NULL };
+    static const char *const none[] = { "no-such-user-qs", "no-such-user-qs2",
+                                        NULL };
+    g_autofree char *found = qs_launch_config_default_user(some);
+    g_autofree char *first = qs_launch_config_default_user(none);
+
+    g_assert_cmpstr(found, ==, "root");
+    g_assert_cmpstr(first, ==, "no-such-user-qs");
+    g_assert_cmpstr(qs_helper_users[0], ==, "qemu-spice");
+    g_assert_cmpstr(qs_helper_users[1], ==, "nobody");
+    g_assert_null(qs_helper_users[2]);
 }
 
 static void test_all_keys(void)
@@ -208,6 +227,7 @@ int main(int argc, char **argv)
     g_test_init(&argc, &argv, NULL);
     g_test_add_func("/launcher/config/defaults", test_defaults);
     g_test_add_func("/launcher/config/default-tls-dir", test_default_tls_dir);
+    g_test_add_func("/launcher/config/default-user", test_default_user);
     g_test_add_func("/launcher/config/all-keys", test_all_keys);
     g_test_add_func("/launcher/config/single-port", test_single_port);
     g_test_add_func("/launcher/config/bad-values", test_bad_values);
