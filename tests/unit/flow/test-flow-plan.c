@@ -210,7 +210,8 @@ static void run(const Case *c, Sim *s)
 {
     const QsRect *area = &c->act->area, *key = &c->act->keybox;
     size_t area_bytes = (size_t)area->width * area->height * 4;
-    QsPlanCaps caps = { .lz4 = TRUE, .h264 = c->act->video, .mjpeg = c->act->video,
+    QsPlanCaps caps = { .lz4 = TRUE, .jpeg = TRUE, .h264 = c->act->video,
+                        .mjpeg = c->act->video,
                         .max_stream_side = 4096,
                         .min_stream_bitrate = 64000, .max_stream_bitrate = 200000000 };
     g_autofree uint8_t *desktop = g_malloc0((size_t)SCREEN_W * SCREEN_H * 4);
