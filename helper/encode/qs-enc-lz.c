@@ -6,7 +6,8 @@
 
 /*
  * The format, as spice-gtk's and spice-html5's decoders read it
- * (spice-protocol.md §3.3; docs/protocol.md "LZ images"):
+ * (spice-protocol.md §3.1 for the image around it; docs/protocol.md "LZ
+ * images"):
  *
  * A header of seven big-endian u32: magic 0x20205a4c ("LZ  " read as a
  * little-endian word), version 0x00010001, type 8 (RGB32), width, height,

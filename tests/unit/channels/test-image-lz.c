@@ -42,7 +42,9 @@ typedef struct {
     QsPixelRect rect;
 } Picture;
 
-typedef enum { FILL_DESKTOP, FILL_NOISE, FILL_SOLID, FILL_BLOCKS, FILL_PAD_ZERO = 16 } Fill;
+typedef enum {
+    FILL_DESKTOP, FILL_NOISE, FILL_SOLID, FILL_BLOCKS, FILL_TEXT, FILL_PAD_ZERO = 16
+} Fill;
 
 /* A rect inside a wider buffer when pad_px > 0 (stride > width * 4). The
  * pad byte of each pixel is random (it is not part of the picture) unless
@@ -73,6 +75,14 @@ static void picture_init(Picture *pic, uint32_t w, uint32_t h, uint32_t pad_px,
             case FILL_SOLID:
                 v = 0x336699;
                 break;
+            case FILL_TEXT: {
+                /* A terminal: 8x16 cells, each one of 96 pseudo-glyphs. */
+                uint32_t glyph = ((x / 8) * 2654435761u ^ (y / 16) * 40503u) % 96;
+                uint32_t bits = (glyph * 2246822519u ^ (y % 16) * 3266489917u) >> 24;
+
+                v = (y % 16 < 13 && bits >> (x % 8) & 1) ? 0xd0d0d0 : 0x202830;
+                break;
+            }
             case FILL_BLOCKS:
                 v = ((x / block) * 0x01f3a7u) ^ ((y / block) * 0x2b0401u);
                 if (g_rand_int_range(rand, 0, 50) == 0) {
@@ -122,7 +132,7 @@ static void test_sizes(void)
     };
 
     for (size_t i = 0; i < G_N_ELEMENTS(sizes); i++) {
-        for (Fill f = FILL_DESKTOP; f <= FILL_BLOCKS; f++) {
+        for (Fill f = FILL_DESKTOP; f <= FILL_TEXT; f++) {
             Picture pic;
 
             picture_init(&pic, sizes[i].w, sizes[i].h, sizes[i].pad, f, (uint32_t)(i * 4 + f));
@@ -266,41 +276,55 @@ static void test_random(void)
         uint32_t h = (uint32_t)g_rand_int_range(rand, 1, 60);
 
         picture_init(&pic, w, h, (uint32_t)g_rand_int_range(rand, 0, 3),
-                     (Fill)g_rand_int_range(rand, 0, 4), g_rand_int(rand));
+                     (Fill)g_rand_int_range(rand, 0, 5), g_rand_int(rand));
         round_trip(&pic.rect);
         g_free(pic.buf);
     }
     g_rand_free(rand);
 }
 
-/* Figures, not a test (-m perf): MB/s of raw pixels in, on one core. */
+/* Figures, not a test (-m perf): MB/s of raw pixels in, on one core; the
+ * median and best of the runs in a second, since the machine is shared. */
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+    return (x > y) - (x < y);
+}
+
 static void measure(const char *what, const QsPixelRect *rect, QsImageCodec codec)
 {
     g_autoptr(GByteArray) out = g_byte_array_new();
-    size_t raw = qs_enc_raw_size(rect->width, rect->height);
-    int64_t t0 = g_get_monotonic_time();
-    int runs = 0;
+    g_autoptr(GArray) times = g_array_new(FALSE, FALSE, sizeof(int64_t));
+    double raw = (double)qs_enc_raw_size(rect->width, rect->height);
+    int64_t t0 = g_get_monotonic_time(), med, best;
 
-    while (g_get_monotonic_time() - t0 < 1000000 || runs < 5) {
+    while (g_get_monotonic_time() - t0 < 1000000 || times->len < 5) {
+        int64_t t = g_get_monotonic_time();
+
         g_byte_array_set_size(out, 0);
         if (codec == QS_IMAGE_CODEC_LZ) {
             g_assert_true(qs_enc_lz_append(rect, G_MAXSIZE, out));
         } else {
             (void)qs_enc_lz4_append(rect, G_MAXSIZE, out);
         }
-        runs++;
+        t = MAX(g_get_monotonic_time() - t, 1);
+        g_array_append_val(times, t);
     }
-    g_test_message("%s %s 1024x768: %.0f MB/s, %.2f ms a frame, %u bytes (%.1f:1)",
-                   what, qs_image_codec_name(codec),
-                   (double)raw * runs / (double)(g_get_monotonic_time() - t0),
-                   (double)(g_get_monotonic_time() - t0) / 1000 / runs, out->len,
-                   (double)raw / MAX(out->len, 1));
+    qsort(times->data, times->len, sizeof(int64_t), cmp_i64);
+    med = g_array_index(times, int64_t, times->len / 2);
+    best = g_array_index(times, int64_t, 0);
+    g_test_message("%s %s 1024x768: %.0f MB/s median, %.0f best (%.2f ms a frame), "
+                   "%u bytes (%.1f:1)", what, qs_image_codec_name(codec), raw / (double)med,
+                   raw / (double)best, (double)med / 1000, out->len,
+                   raw / MAX(out->len, 1));
 }
 
 static void test_speed(void)
 {
     static const struct { const char *name; Fill fill; } frames[] = {
-        { "desktop", FILL_DESKTOP }, { "blocks", FILL_BLOCKS }, { "noise", FILL_NOISE },
+        { "desktop", FILL_DESKTOP }, { "text", FILL_TEXT }, { "blocks", FILL_BLOCKS },
+        { "noise", FILL_NOISE },
     };
 
     for (size_t i = 0; i < G_N_ELEMENTS(frames); i++) {
