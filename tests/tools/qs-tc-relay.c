@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* A relay inside qs-test-client that strips display capabilities from the link, as a proxy that forwards none would. */
+/* A relay in qs-test-client that strips display caps from the link, as a proxy forwarding none would. */
 #include "qs-tc.h"
 
 #include <arpa/inet.h>
