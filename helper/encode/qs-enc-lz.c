@@ -77,7 +77,7 @@ static inline uint64_t two_at(const uint8_t *px, size_t i)
 }
 
 /* How many pixels from `at` equal those from `from` (from < at). */
-static size_t match_length(const Lz *lz, size_t from, size_t at)
+static G_GNUC_NO_INLINE size_t match_length(const Lz *lz, size_t from, size_t at)
 {
     size_t k = 0, left = lz->n - at;
 
@@ -145,11 +145,17 @@ static gboolean emit_copy(Lz *lz, size_t len, size_t dist)
 }
 
 /* Keeps the longer of a candidate and the best so far; on a tie the nearer
- * one, whose code is shorter. */
-static void consider(const Lz *lz, size_t from, size_t at, size_t *best_len,
-                     size_t *best_dist)
+ * one, whose code is shorter. Most candidates fail on their first pixel:
+ * that test is inlined, the rest is not. */
+static inline void consider(const Lz *lz, size_t from, size_t at, size_t *best_len,
+                            size_t *best_dist)
 {
-    size_t len = match_length(lz, from, at);
+    size_t len;
+
+    if (rgb_at(lz->px, from) != rgb_at(lz->px, at)) {
+        return;
+    }
+    len = match_length(lz, from, at);
 
     if (len > *best_len || (len == *best_len && at - from < *best_dist)) {
         *best_len = len;
