@@ -104,8 +104,8 @@ def test_first_picture_bytes_against_spice_server(qemu_factory, guest, helper_bi
     same screen: qs-test-client --no-lz4, and spice-html5 in headless
     Chromium (the helper's count of the bytes it wrote, WebSocket framing
     included, over the page's 15 s). Measured on the plain build,
-    2026-12-02 on a shared 2-core machine: spice-gtk 1.008-1.061x (7 runs),
-    spice-html5 1.055-1.063x (3 runs; docs/performance.md); the bound is
+    2026-12-02 on a shared 2-core machine: spice-gtk 1.008-1.061x (8 runs),
+    spice-html5 1.055-1.063x (4 runs; docs/performance.md); the bound is
     issue 22's acceptance, 2x."""
     chromium, _ = require_html5()
     ours_q = qemu_factory(vga="virtio", mode="idle")
