@@ -147,12 +147,32 @@ static const QsChannelClass display_class = {
     .pong = display_pong,
 };
 
+/*
+ * JPEG is a base image type, and spice-gtk, spice-html5 and Ryll all decode
+ * it, but no capability says so. A client that announces display caps
+ * speaks for itself; one that announces none may be a proxy that forwards
+ * nothing, whose own client (or its own image parser) we cannot know: it
+ * gets lossless images only, SPICE LZ, which every decoder takes.
+ */
+static gboolean speaks_for_itself(QsConn *conn)
+{
+    const QsLinkInfo *info = qs_conn_get_link_info(conn);
+
+    for (guint i = 0; i < info->n_channel_caps; i++) {
+        if (info->channel_caps[i]) {
+            return TRUE;
+        }
+    }
+    return FALSE;
+}
+
 QsChannel *qs_display_channel_new(QsSession *session, QsConn *conn)
 {
     QsDisplayChannel *dc = (QsDisplayChannel *)qs_channel_new(
         &display_class, sizeof(QsDisplayChannel), session, conn);
     QsPlanCaps caps = {
         .lz4 = qs_channel_has_cap(&dc->base, SPICE_DISPLAY_CAP_LZ4_COMPRESSION),
+        .jpeg = speaks_for_itself(conn),
         .h264 = qs_channel_has_cap(&dc->base, SPICE_DISPLAY_CAP_MULTI_CODEC) &&
                 qs_channel_has_cap(&dc->base, SPICE_DISPLAY_CAP_CODEC_H264),
         /* Every spice-gtk decodes MJPEG; without MULTI_CODEC it is the only one. */

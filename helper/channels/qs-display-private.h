@@ -38,7 +38,7 @@ typedef struct {
 typedef struct {
     int64_t start_us;
     uint64_t messages;
-    uint64_t images[3];         /* by QsImageCodec */
+    uint64_t images[4];         /* by QsImageCodec */
     uint64_t image_bytes;
     uint64_t frames, frame_bytes, flushes;
     uint64_t bytes_written;     /* last socket-level figure */

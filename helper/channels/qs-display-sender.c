@@ -66,7 +66,9 @@ static void send_image(QsDisplayChannel *dc, const QsPlanAction *a, int64_t now_
     const QsRect r = a->item.rect;
     size_t row = (size_t)r.width * 4, need = row * (size_t)r.height;
     QsPixelRect px;
-    QsImageCodec lossless = a->lz4 ? QS_IMAGE_CODEC_LZ4 : QS_IMAGE_CODEC_BITMAP, used;
+    QsImageCodec lossless = a->bitmap ? QS_IMAGE_CODEC_BITMAP
+                            : a->lz4 ? QS_IMAGE_CODEC_LZ4 : QS_IMAGE_CODEC_LZ;
+    QsImageCodec used;
     g_autoptr(GError) error = NULL;
     GBytes *msg;
     gsize size;

@@ -77,6 +77,20 @@ gboolean qs_image_lz4_append(const QsPixelRect *rect, uint64_t id, GByteArray *o
                              sizeof(top_down_fmt), encode_lz4, 0, out);
 }
 
+static gboolean encode_lz(const QsPixelRect *rect, int quality, size_t limit,
+                          GByteArray *out)
+{
+    (void)quality;
+    return qs_enc_lz_append(rect, limit, out);
+}
+
+gboolean qs_image_lz_append(const QsPixelRect *rect, uint64_t id, GByteArray *out)
+{
+    /* SpiceLZRGBData is only data_size and the bytes: LZ's own header
+     * (type, size, top_down) is part of the codec's stream. */
+    return append_compressed(rect, id, SPICE_IMAGE_TYPE_LZ_RGB, NULL, 0, encode_lz, 0, out);
+}
+
 gboolean qs_image_jpeg_append(const QsPixelRect *rect, uint64_t id, int quality,
                               GByteArray *out)
 {
@@ -91,6 +105,11 @@ QsImageCodec qs_image_append(QsImageCodec codec, const QsPixelRect *rect,
     case QS_IMAGE_CODEC_LZ4:
         if (qs_image_lz4_append(rect, id, out)) {
             return QS_IMAGE_CODEC_LZ4;
+        }
+        break;
+    case QS_IMAGE_CODEC_LZ:
+        if (qs_image_lz_append(rect, id, out)) {
+            return QS_IMAGE_CODEC_LZ;
         }
         break;
     case QS_IMAGE_CODEC_JPEG:

@@ -17,6 +17,7 @@
 #define QS_BITMAP_HEADER_SIZE (QS_IMAGE_DESCRIPTOR_SIZE + 18u)
 #define QS_LZ4_HEADER_SIZE (QS_IMAGE_DESCRIPTOR_SIZE + 4u + 2u)
 #define QS_JPEG_HEADER_SIZE (QS_IMAGE_DESCRIPTOR_SIZE + 4u)
+#define QS_LZ_HEADER_SIZE (QS_IMAGE_DESCRIPTOR_SIZE + 4u + 28u)
 
 /* Exact size of the SPICE_IMAGE_TYPE_BITMAP image for a rectangle. */
 size_t qs_image_bitmap_size(uint32_t width, uint32_t height);
@@ -26,6 +27,13 @@ void qs_image_bitmap_append(const QsPixelRect *rect, uint64_t id, GByteArray *ou
  * image would not be smaller than the BITMAP one (spice-server then sends
  * the bitmap too). */
 gboolean qs_image_lz4_append(const QsPixelRect *rect, uint64_t id, GByteArray *out);
+
+/* SPICE_IMAGE_TYPE_LZ_RGB: u32 data_size, then SPICE's LZ stream of type
+ * RGB32 (header and codes). Every client decodes it without a capability:
+ * the lossless floor. FALSE, leaving `out` as it was, when the image would
+ * not be smaller than the BITMAP one (a few pixels of noise: LZ's own
+ * header is 28 bytes). */
+gboolean qs_image_lz_append(const QsPixelRect *rect, uint64_t id, GByteArray *out);
 
 /* SPICE_IMAGE_TYPE_JPEG: u32 data_size, then one baseline JFIF whose size
  * equals the descriptor's (spice-protocol.md §3.3). FALSE, leaving `out` as

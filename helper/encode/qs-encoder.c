@@ -11,6 +11,8 @@ const char *qs_image_codec_name(QsImageCodec codec)
         return "lz4";
     case QS_IMAGE_CODEC_JPEG:
         return "jpeg";
+    case QS_IMAGE_CODEC_LZ:
+        return "lz";
     }
     return "unknown";
 }

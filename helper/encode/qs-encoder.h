@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* Image codecs (raw rows, LZ4, JPEG) for rectangles of 32-bit xRGB pixels. */
+/* Image codecs (raw rows, SPICE LZ, LZ4, JPEG) for rectangles of 32-bit xRGB pixels. */
 #pragma once
 
 #include <glib.h>
@@ -16,6 +16,7 @@ typedef enum {
     QS_IMAGE_CODEC_BITMAP,      /* uncompressed rows */
     QS_IMAGE_CODEC_LZ4,         /* LZ4 blocks (client cap LZ4_COMPRESSION) */
     QS_IMAGE_CODEC_JPEG,        /* lossy, at QS_JPEG_QUALITY_DEFAULT */
+    QS_IMAGE_CODEC_LZ,          /* SPICE LZ_RGB32: lossless for every client */
 } QsImageCodec;
 
 typedef struct {
@@ -40,6 +41,13 @@ void qs_enc_raw_append(const QsPixelRect *rect, GByteArray *out);
  * Returns FALSE, leaving `out` as it was, when they would take `limit` bytes
  * or more (the caller's uncompressed alternative: it does not pay). */
 gboolean qs_enc_lz4_append(const QsPixelRect *rect, size_t limit, GByteArray *out);
+
+/* Appends SPICE's LZ stream of type RGB32 (its own 28-byte header, then the
+ * codes; qs-enc-lz.c). Returns FALSE, leaving `out` as it was, when it would
+ * take `limit` bytes or more. It never takes more than qs_enc_lz_bound(),
+ * which is below the raw size from 30 pixels on. */
+size_t qs_enc_lz_bound(uint32_t width, uint32_t height);
+gboolean qs_enc_lz_append(const QsPixelRect *rect, size_t limit, GByteArray *out);
 
 /*
  * Appends one baseline JFIF at `quality` 1..100; from QS_JPEG_QUALITY_444 up

@@ -51,6 +51,7 @@ typedef enum {
 /* What the client can take and the encoders can make: given once. */
 typedef struct {
     gboolean lz4;               /* the client decodes LZ4 images */
+    gboolean jpeg;              /* ... JPEG images (it spoke for itself: display caps) */
     gboolean h264;              /* ... H.264 streams (MULTI_CODEC + CODEC_H264) */
     gboolean mjpeg;             /* ... MJPEG streams (every spice-gtk) */
     uint32_t max_stream_side;   /* the video encoders' bounds */
@@ -77,7 +78,8 @@ typedef struct {
     int64_t wake_us;            /* IDLE, WAIT: absolute; 0 = none */
     /* IMAGE; STREAM_FRAME reads pixels of item.surface_serial */
     QsFlowItem item;
-    gboolean lz4;               /* lossless as LZ4, else as a raw bitmap */
+    gboolean lz4;               /* lossless as LZ4, else as SPICE LZ ... */
+    gboolean bitmap;            /* ... unless the client asked for raw bitmaps */
     gboolean lossy_ok;          /* JPEG if the pixels are photographic (qs_display_plan_image_lossy) */
     int jpeg_quality;
     /* STREAM_*; SURFACE_CREATE uses rect's size */

@@ -97,7 +97,7 @@ static gboolean lossy_allowed(const QsDisplayPlan *plan, const QsFlowItem *item)
     uint32_t c1 = (uint32_t)(r->x + r->width - 1) / QS_SCREEN_BLOCK;
     uint32_t r1 = (uint32_t)(r->y + r->height - 1) / QS_SCREEN_BLOCK;
 
-    if (im->prefer_bitmap || qs_plan_streams_intersect(plan, r)) {
+    if (im->prefer_bitmap || !plan->caps.jpeg || qs_plan_streams_intersect(plan, r)) {
         /* Next to a stream only the stream may be lossy. */
         return FALSE;
     }
@@ -127,6 +127,7 @@ void qs_plan_images_fill(QsDisplayPlan *plan, const QsFlowItem *item, QsPlanActi
 {
     action->kind = QS_PLAN_IMAGE;
     action->item = *item;
+    action->bitmap = plan->images.prefer_bitmap;
     action->lz4 = !plan->images.prefer_bitmap && plan->caps.lz4;
     action->lossy_ok = lossy_allowed(plan, item);
     action->jpeg_quality = jpeg_quality(plan);

@@ -70,7 +70,7 @@ int qs_tc_cmd_info(QsTc *tc)
         json_string(out, qs_tc_channel_name(c->type));
         g_string_append_printf(out, ",\"id\":%d,\"state\":", c->id);
         json_string(out, event_state(c->event));
-        g_string_append(out, "}");
+        g_string_append_printf(out, ",\"bytes_received\":%lu}", qs_tc_read_bytes(c->channel));
     }
     g_string_append(out, "],\"mouse_mode\":");
     json_string(out, qs_tc_mouse_mode_name(mode));

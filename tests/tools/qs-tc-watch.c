@@ -39,7 +39,7 @@ static void on_rect_invalidate(QsTc *tc, int x, int y, int w, int h, gpointer da
     o->last_us = now;
 }
 
-static gulong read_bytes(SpiceChannel *channel)
+gulong qs_tc_read_bytes(SpiceChannel *channel)
 {
     gulong bytes = 0;
 
@@ -68,7 +68,7 @@ int qs_tc_cmd_watch(QsTc *tc, double seconds, const int *rect)
     tc->margin_max = G_MININT;
     for (guint i = 0; i < tc->channels->len; i++) {
         QsTcChannel *c = g_ptr_array_index(tc->channels, i);
-        c->base_read_bytes = read_bytes(c->channel);
+        c->base_read_bytes = qs_tc_read_bytes(c->channel);
     }
 
     if (rect) {
@@ -118,7 +118,7 @@ int qs_tc_cmd_watch(QsTc *tc, double seconds, const int *rect)
         QsTcChannel *c = g_ptr_array_index(tc->channels, i);
 
         g_string_append_printf(out, "%s\"%s:%d\":%lu", i ? "," : "", qs_tc_channel_name(c->type),
-                               c->id, read_bytes(c->channel) - c->base_read_bytes);
+                               c->id, qs_tc_read_bytes(c->channel) - c->base_read_bytes);
     }
     g_string_append(out, "}}\n");
     fputs(out->str, stdout);

@@ -103,6 +103,14 @@ const char *qs_tc_channel_name(int type);
 const char *qs_tc_mouse_mode_name(int mode);
 int qs_tc_mouse_mode(QsTc *tc);
 
+/* qs-tc-relay.c: a relay on 127.0.0.1 to host:port that clears
+ * `clear_display_caps` from the display channels' link; returns its port. */
+char *qs_tc_relay_start(const char *host, const char *port, guint32 clear_display_caps,
+                        GError **error);
+
+/* qs-tc-watch.c: the channel's total-read-bytes since it connected */
+gulong qs_tc_read_bytes(SpiceChannel *channel);
+
 /* qs-tc-log.c */
 void qs_tc_log_install(QsTc *tc);
 void qs_tc_log_capture(QsTc *tc, gboolean on);

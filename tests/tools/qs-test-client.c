@@ -43,6 +43,8 @@ typedef struct {
     int display_id;
     gboolean audio;
     gboolean verbose;
+    gboolean no_lz4;
+    gboolean no_display_caps;
 } Options;
 
 static void options_clear(Options *o)
@@ -308,6 +310,11 @@ int main(int argc, char **argv)
         { "video-codecs", 0, 0, G_OPTION_ARG_STRING, &o.video_codecs,
           "Tell the server these stream codecs in this order of preference (mjpeg, h264, "
           "vp8, vp9, h265; comma list)", "LIST" },
+        { "no-lz4", 0, 0, G_OPTION_ARG_NONE, &o.no_lz4,
+          "Display channels do not announce LZ4 (through a relay that strips it; plain --port only)", NULL },
+        { "no-display-caps", 0, 0, G_OPTION_ARG_NONE, &o.no_display_caps,
+          "Display channels announce no capability, as behind a proxy that forwards none "
+          "(through a relay; plain --port only)", NULL },
         { "no-audio", 0, G_OPTION_FLAG_REVERSE, G_OPTION_ARG_NONE, &o.audio, "Do not open audio channels (default)", NULL },
         { "verbose", 'v', 0, G_OPTION_ARG_NONE, &o.verbose, "Log channel events and spice-gtk debug output", NULL },
         { NULL, 0, 0, 0, NULL, NULL, NULL },
@@ -338,6 +345,26 @@ int main(int argc, char **argv)
     if (o.ticket_file && !(ticket = read_ticket(o.ticket_file, &err))) {
         g_printerr("error: usage: ticket file: %s\n", err->message);
         return QS_TC_EXIT_USAGE;
+    }
+
+    if (o.no_lz4 || o.no_display_caps) {
+        g_autofree char *relay_port = NULL;
+
+        if (o.tls_port || !o.port)
+            return usage("%s", "--no-lz4 and --no-display-caps work on a plain --port only "
+                         "(the relay cannot read a TLS link)");
+        relay_port = qs_tc_relay_start(o.host ? o.host : "127.0.0.1", o.port,
+                                       o.no_display_caps ? 0xffffffffu
+                                                         : 1u << SPICE_DISPLAY_CAP_LZ4_COMPRESSION,
+                                       &err);
+        if (!relay_port) {
+            g_printerr("error: %s\n", err->message);
+            return QS_TC_EXIT_INTERNAL;
+        }
+        g_free(o.port);
+        g_free(o.host);
+        o.port = g_steal_pointer(&relay_port);
+        o.host = g_strdup("127.0.0.1");
     }
 
     qs_tc_init(&tc);

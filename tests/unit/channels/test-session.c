@@ -3,6 +3,7 @@
 #include "channels/qs-channels.h"
 #include "channels/qs-wire.h"
 #include "fake-peers.h"
+#include "lz-decode.h"
 
 #include <lz4.h>
 #include <spice/enums.h>
@@ -205,6 +206,12 @@ static uint8_t apply_draw_copy(Fixture *fx, const uint8_t *p, gsize size)
     if (type == SPICE_IMAGE_TYPE_BITMAP) {
         g_assert_cmpuint(size, ==, 57 + 36 + (gsize)w * h * 4);
         memcpy(px, img + 36, (gsize)w * h * 4);
+    } else if (type == SPICE_IMAGE_TYPE_LZ_RGB) {
+        g_autofree uint8_t *dec = NULL;
+
+        g_assert_cmpuint(qs_wire_get_u32(img + 18), ==, (gsize)(p + size - img) - 22);
+        dec = lz_decode(img + 22, (gsize)(p + size - img) - 22, w, h);
+        memcpy(px, dec, (gsize)w * h * 4);
     } else {
         const uint8_t *q = img + 24, *end = p + size;
         LZ4_streamDecode_t *stream = LZ4_createStreamDecode();
@@ -271,7 +278,8 @@ static void check_canvas(Fixture *fx, uint32_t salt, int32_t rx, int32_t ry,
     }
 }
 
-/* The start of a display channel, then damage; LZ4 or bitmap by caps. */
+/* The start of a display channel, then damage; LZ4, LZ or bitmap by caps
+ * and the client's preference. */
 static void run_display(guint32 caps, int preferred, uint8_t expect_type)
 {
     Fixture fx = { 0 };
@@ -354,12 +362,19 @@ static void test_display_lz4(void)
     run_display(DISPLAY_CAPS, SPICE_IMAGE_COMPRESSION_AUTO_GLZ, SPICE_IMAGE_TYPE_LZ4);
 }
 
+/* Without the LZ4 cap (a proxy that forwards none): SPICE LZ, which every
+ * client decodes; asking for LZ4 does not get it. */
+static void test_display_lz(void)
+{
+    run_display(0, -1, SPICE_IMAGE_TYPE_LZ_RGB);
+    run_display(0, SPICE_IMAGE_COMPRESSION_LZ4, SPICE_IMAGE_TYPE_LZ_RGB);
+    run_display(1u << SPICE_DISPLAY_CAP_MONITORS_CONFIG, -1, SPICE_IMAGE_TYPE_LZ_RGB);
+}
+
+/* Compression OFF means plain bitmaps, with or without the LZ4 cap. */
 static void test_display_bitmap(void)
 {
-    run_display(0, -1, SPICE_IMAGE_TYPE_BITMAP);
-    /* Without the cap, asking for LZ4 does not get it. */
-    run_display(0, SPICE_IMAGE_COMPRESSION_LZ4, SPICE_IMAGE_TYPE_BITMAP);
-    /* With it, compression OFF means plain bitmaps. */
+    run_display(0, SPICE_IMAGE_COMPRESSION_OFF, SPICE_IMAGE_TYPE_BITMAP);
     run_display(DISPLAY_CAPS, SPICE_IMAGE_COMPRESSION_OFF, SPICE_IMAGE_TYPE_BITMAP);
 }
 
@@ -940,6 +955,7 @@ int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
     g_test_add_func("/channels/session/display-lz4", test_display_lz4);
+    g_test_add_func("/channels/session/display-lz", test_display_lz);
     g_test_add_func("/channels/session/display-bitmap", test_display_bitmap);
     g_test_add_func("/channels/session/display-flow", test_display_flow);
     g_test_add_func("/channels/session/inputs", test_inputs);

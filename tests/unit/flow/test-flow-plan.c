@@ -46,6 +46,7 @@ typedef struct {
 typedef struct {
     const FlowSimLinkCase *link;
     const Activity *act;
+    gboolean no_jpeg;               /* the client announced no display caps */
 } Case;
 
 static const FlowSimLinkCase links[] = {
@@ -88,6 +89,7 @@ typedef struct {
     int64_t stream_at;
     int64_t mark_at;                /* the first full picture was out */
     uint64_t frames, images;
+    uint64_t lossy_ok;              /* images the plan let go as JPEG */
 } Sim;
 
 static uint32_t image_bytes(Sim *s, const QsRect *r)
@@ -129,6 +131,7 @@ static void carry_out_image(Sim *s, const QsPlanAction *a, int64_t now)
 
     qs_display_plan_image_sent(s->plan, a, FALSE, bytes, now);
     s->images++;
+    s->lossy_ok += a->lossy_ok;
     if (s->key_pending >= 0 && flow_sim_overlap(&a->item.rect, &s->c->act->keybox)) {
         int k = s->key_pending;
 
@@ -210,7 +213,8 @@ static void run(const Case *c, Sim *s)
 {
     const QsRect *area = &c->act->area, *key = &c->act->keybox;
     size_t area_bytes = (size_t)area->width * area->height * 4;
-    QsPlanCaps caps = { .lz4 = TRUE, .h264 = c->act->video, .mjpeg = c->act->video,
+    QsPlanCaps caps = { .lz4 = TRUE, .jpeg = !c->no_jpeg, .h264 = c->act->video,
+                        .mjpeg = c->act->video,
                         .max_stream_side = 4096,
                         .min_stream_bitrate = 64000, .max_stream_bitrate = 200000000 };
     g_autofree uint8_t *desktop = g_malloc0((size_t)SCREEN_W * SCREEN_H * 4);
@@ -322,6 +326,30 @@ static void check_case(gconstpointer data)
     sim_clear(s);
 }
 
+/* JPEG only for a client that announced display caps: the animated area
+ * of busy-images (no stream) may go lossy on every link, and never when
+ * the client announced none (a proxy that forwards nothing). */
+static void test_jpeg_needs_caps(void)
+{
+    for (unsigned i = 0; i < G_N_ELEMENTS(links); i++) {
+        Case with = { &links[i], &activities[2], FALSE };
+        Case without = { &links[i], &activities[2], TRUE };
+        Sim a, b;
+
+        g_assert_false(activities[2].video);
+        run(&with, &a);
+        run(&without, &b);
+        g_test_message("%s: %" G_GUINT64_FORMAT " of %" G_GUINT64_FORMAT " images may be JPEG "
+                       "with display caps, %" G_GUINT64_FORMAT " of %" G_GUINT64_FORMAT
+                       " without", links[i].name, a.lossy_ok, a.images, b.lossy_ok, b.images);
+        g_assert_cmpuint(a.lossy_ok, >, 0);
+        g_assert_cmpuint(b.lossy_ok, ==, 0);
+        g_assert_cmpuint(b.images, >, 0);
+        sim_clear(&a);
+        sim_clear(&b);
+    }
+}
+
 int main(int argc, char **argv)
 {
     static Case cases[G_N_ELEMENTS(links) * G_N_ELEMENTS(activities)];
@@ -333,9 +361,10 @@ int main(int argc, char **argv)
             g_autofree char *path = g_strdup_printf("/flow/plan/%s/%s", links[i].name,
                                                     activities[j].name);
 
-            cases[n] = (Case){ &links[i], &activities[j] };
+            cases[n] = (Case){ &links[i], &activities[j], FALSE };
             g_test_add_data_func(path, &cases[n], check_case);
         }
     }
+    g_test_add_func("/flow/plan/jpeg-needs-display-caps", test_jpeg_needs_caps);
     return g_test_run();
 }
