@@ -22,6 +22,7 @@ static char *arg_format;
 static gboolean arg_json;
 static gboolean arg_no_wait;
 static gboolean arg_disconnect;
+static gboolean arg_systemd;
 
 static const GOptionEntry entries[] = {
     { "connect", 'c', 0, G_OPTION_ARG_STRING, &arg_uri,
@@ -53,6 +54,9 @@ static const GOptionEntry entries[] = {
     { "disconnect", 0, 0, G_OPTION_ARG_NONE, &arg_disconnect,
       "set-ticket: also disconnect the connected viewer (default: keep it)",
       NULL },
+    { "systemd", 0, 0, G_OPTION_ARG_NONE, &arg_systemd,
+      "attach: run as the main process of qemu-spice@DOMAIN.service (its "
+      "unit file passes this; implies --foreground)", NULL },
     { "version", 'V', 0, G_OPTION_ARG_NONE, &arg_version,
       "Print the version and exit", NULL },
     G_OPTION_ENTRY_NULL
@@ -110,7 +114,8 @@ static int run(int argc, char **argv)
             .ticket_file = arg_ticket_file,
             .expiry = -1,
             .supervise = arg_supervise || (cfg->supervise && !arg_no_supervise),
-            .foreground = arg_foreground,
+            .foreground = arg_foreground || arg_systemd,
+            .systemd = arg_systemd,
             .wait_s = arg_wait > 0 ? (guint)arg_wait : 0,
         };
 

@@ -21,4 +21,7 @@ int qs_cmd_set_ticket(QsLaunchConfig *cfg, const char *domain,
                       const char *ticket_file, const char *expires,
                       gboolean disconnect);
 int qs_cmd_disconnect(QsLaunchConfig *cfg, const char *domain, const char *address);
+/* TRUE while a launcher (monitor) holds DOMAIN's lock. */
+gboolean qs_domain_locked(const QsLaunchConfig *cfg, const char *domain);
+/* The libvirt qemu hook (qs-launch-hook.c). */
 int qs_cmd_hook(QsLaunchConfig *cfg, const char *config_path, char **args);

@@ -188,7 +188,9 @@ static gboolean spawn(Session *s, GError **error)
         .ticket_expiry = s->st->ticket_expiry,
         .uid = s->uid,
         .gid = s->gid,
-        .log_fd = s->log_fd,
+        /* Under systemd the journal names the unit (and so the domain) on
+         * every line; the log file keeps the launcher's lines. */
+        .log_fd = s->opts.systemd ? STDERR_FILENO : s->log_fd,
         .ports = ports,
         .n_ports = n_ports,
     };
