@@ -100,10 +100,14 @@ static int run(int argc, char **argv)
         return usage("--wait takes 0 to 3600 seconds");
     }
     cfg = qs_launch_config_load(arg_config, &error);
+    if (!cfg && strcmp(cmd, "hook") == 0) {
+        /* libvirt drops the stderr of a hook that exits 0, and a hook's
+         * failure must not disturb the domain's start or stop. */
+        return qs_cmd_hook_unconfigured(error->message, argv + 2);
+    }
     if (!cfg) {
         fprintf(stderr, "qemu-spice-launcher: %s\n", error->message);
-        /* A hook's failure must not disturb the domain's start or stop. */
-        return strcmp(cmd, "hook") == 0 ? 0 : 1;
+        return 1;
     }
     if (arg_uri) {
         g_free(cfg->uri);
@@ -142,7 +146,7 @@ static int run(int argc, char **argv)
     if (strcmp(cmd, "disconnect") == 0) {
         return qs_cmd_disconnect(cfg, domain, argv[3]);
     }
-    return qs_cmd_hook(cfg, arg_config, argv + 2);
+    return qs_cmd_hook(cfg, argv + 2);
 }
 
 int main(int argc, char **argv)

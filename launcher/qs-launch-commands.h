@@ -23,5 +23,9 @@ int qs_cmd_set_ticket(QsLaunchConfig *cfg, const char *domain,
 int qs_cmd_disconnect(QsLaunchConfig *cfg, const char *domain, const char *address);
 /* TRUE while a launcher (monitor) holds DOMAIN's lock. */
 gboolean qs_domain_locked(const QsLaunchConfig *cfg, const char *domain);
-/* The libvirt qemu hook (qs-launch-hook.c). */
-int qs_cmd_hook(QsLaunchConfig *cfg, const char *config_path, char **args);
+/* The libvirt qemu hook (qs-launch-hook.c); ARGS: DOMAIN OPERATION ...
+ * Always 0: a console problem must not stop a domain. */
+int qs_cmd_hook(QsLaunchConfig *cfg, char **args);
+/* The hook when the configuration did not load: logged and recorded
+ * (in the default run directory) for the domain. */
+int qs_cmd_hook_unconfigured(const char *config_error, char **args);

@@ -204,7 +204,10 @@ static void stop(QsLaunchConfig *cfg, const char *domain, gboolean wanted)
     }
 }
 
-int qs_cmd_hook(QsLaunchConfig *cfg, const char *config_path, char **args)
+/* CONFIG_ERROR: the configuration did not load; CFG holds the defaults.
+ * No console is started then (the unit's launcher would fail the same
+ * way), but a console that runs is still stopped. */
+static int hook(QsLaunchConfig *cfg, const char *config_error, char **args)
 {
     g_autofree char *xml = read_stdin_bounded();
     g_autoptr(GError) err = NULL;
@@ -212,7 +215,6 @@ int qs_cmd_hook(QsLaunchConfig *cfg, const char *config_path, char **args)
     const char *op = args[1];
     gboolean started, optin;
 
-    (void)config_path;
     if (!domain || !op || !qs_domain_name_ok(domain, NULL)) {
         return 0;
     }
@@ -221,17 +223,15 @@ int qs_cmd_hook(QsLaunchConfig *cfg, const char *config_path, char **args)
         return 0;
     }
     optin = qs_domain_xml_opts_in(xml, NULL, &err);
-    if (err) {
-        g_autofree char *msg = g_strdup_printf("no console: %s", err->message);
+    if (started && (err || config_error)) {
+        g_autofree char *msg = g_strdup_printf("no console: %s",
+            config_error ? config_error : err->message);
 
-        if (started) {
-            record(cfg, domain, NULL, msg);
-            hook_say(TRUE, domain, msg);
-            return 0;
-        }
-        optin = FALSE;
+        record(cfg, domain, NULL, msg);
+        hook_say(TRUE, domain, msg);
+        return 0;
     }
-    optin = qs_launch_config_wants_autostart(cfg, domain, optin);
+    optin = !err && qs_launch_config_wants_autostart(cfg, domain, optin);
     if (!started) {
         stop(cfg, domain, optin);
     } else if (!optin) {
@@ -244,4 +244,17 @@ int qs_cmd_hook(QsLaunchConfig *cfg, const char *config_path, char **args)
         start_detached(cfg, domain);
     }
     return 0;
+}
+
+int qs_cmd_hook(QsLaunchConfig *cfg, char **args)
+{
+    return hook(cfg, NULL, args);
+}
+
+int qs_cmd_hook_unconfigured(const char *config_error, char **args)
+{
+    g_autoptr(QsLaunchConfig) defaults =
+        qs_launch_config_load_data("", NULL, NULL);
+
+    return defaults ? hook(defaults, config_error, args) : 0;
 }
