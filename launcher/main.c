@@ -154,6 +154,10 @@ int main(int argc, char **argv)
     g_autoptr(GOptionContext) ctx = NULL;
     g_autoptr(GError) error = NULL;
 
+    /* GLib's own warnings go where ours go (stderr: the unit's journal
+     * stream, whose identifier names the domain), not to journald
+     * directly under the program's name. */
+    g_log_set_writer_func(g_log_writer_standard_streams, NULL, NULL);
     ctx = g_option_context_new("COMMAND [DOMAIN] - manage a domain's SPICE console");
     g_option_context_set_summary(ctx,
         "Commands:\n"

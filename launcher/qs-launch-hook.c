@@ -48,16 +48,16 @@ static char *read_stdin_bounded(void)
     return g_string_free(s, FALSE);
 }
 
-/* The hook's own voice: syslog (with the domain in its ident) for the
- * administrator, stderr for libvirt's log when the hook fails loudly. */
+/* The hook's own voice: syslog (the journal on a systemd host) for the
+ * administrator, the domain in every line; stderr for libvirt's log. */
 static void hook_say(gboolean error, const char *domain, const char *msg)
 {
     fprintf(stderr, "qemu-spice hook: %s: %s\n", domain, msg);
     qs_log_use_syslog(domain);
     if (error) {
-        qs_log_error("%s", msg);
+        qs_log_error("hook: %s: %s", domain, msg);
     } else {
-        qs_log_info("%s", msg);
+        qs_log_info("hook: %s: %s", domain, msg);
     }
 }
 

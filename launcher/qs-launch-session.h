@@ -15,9 +15,7 @@ typedef struct {
     gboolean hook;             /* started by the hook: a failure is recorded
                                 * for 'status' (nobody reads our stderr) */
     gboolean systemd;          /* the main process of qemu-spice@DOMAIN
-                                * (--systemd): recorded like the hook's, and
-                                * the helper writes to our stderr, the
-                                * unit's journal stream */
+                                * (--systemd): recorded like the hook's */
 } QsAttachOptions;
 
 /* Returns the process exit status. */
