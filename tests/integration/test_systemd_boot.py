@@ -313,7 +313,9 @@ def test_broken_config_is_visible_and_the_domain_still_starts(booted, guest, pat
         state = box.run("virsh", "domstate", name).stdout.strip()
         assert state == "running", state
         # the journal (syslog from the hook, which libvirtd ran)
-        lines = [line for line in box.run("journalctl", "--no-pager", "-o", "cat")
+        # (the identifier docs/operations.md tells to look for)
+        lines = [line for line in box.run("journalctl", "--no-pager", "-o", "cat", "-t",
+                                          f"qemu-spice-launcher[{name}]")
                  .stdout.splitlines() if f"hook: {name}: no console:" in line]
         assert lines and "no-such-key" in lines[-1], lines
         # 'status' (with a working configuration again) says why
