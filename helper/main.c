@@ -462,9 +462,11 @@ int main(int argc, char **argv)
         return QS_EXIT_FAILURE;
     }
     hc = (QsHelperControl){ .server = server, .channels = channels };
-    if (arg_control_fd >= 0 &&
-        !(control = qs_control_new(arg_control_fd, qs_helper_control_ops(),
-                                   &hc, &error))) {
+    if ((arg_control_fd >= 0 || arg_dbus_address) &&
+        !(control = qs_helper_control_start(
+              arg_control_fd,
+              arg_dbus_address ? qs_display_get_connection(display) : NULL,
+              &hc, &error))) {
         fprintf(stderr, "qemu-spice: %s\n", error->message);
         qs_server_free(server);
         qs_channels_free(channels);
