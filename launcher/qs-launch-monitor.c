@@ -188,10 +188,9 @@ static gboolean spawn(Session *s, GError **error)
         .ticket_expiry = s->st->ticket_expiry,
         .uid = s->uid,
         .gid = s->gid,
-        /* Not the unit's journal stream, even under systemd: GLib would
-         * see journald on stderr and log through a socket of its own,
-         * which the helper's seccomp filter kills (SIGSYS). */
-        .log_fd = s->log_fd,
+        /* Under systemd the unit's journal stream, whose identifier names
+         * the domain on every line; the log file keeps the launcher's. */
+        .log_fd = s->opts.systemd ? STDERR_FILENO : s->log_fd,
         .ports = ports,
         .n_ports = n_ports,
     };
@@ -439,7 +438,8 @@ static char *last_log_line(Session *s)
     g_auto(GStrv) lines = NULL;
     guint n;
 
-    if (!g_file_get_contents(path, &text, NULL, NULL)) {
+    /* Under systemd the helper's words are in the journal, just above. */
+    if (s->opts.systemd || !g_file_get_contents(path, &text, NULL, NULL)) {
         return g_strdup("");
     }
     lines = g_strsplit(g_strchomp(text), "\n", -1);

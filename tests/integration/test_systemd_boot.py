@@ -4,7 +4,7 @@
 is not systemd), our unit and hook installed in it from this build, and
 then 'virsh start' of an opted-in domain starts qemu-spice@DOMAIN.service:
 the launcher and the helper in the unit's own cgroup, not libvirtd's, every
-journal line of the unit naming the domain, a SPICE client served by the
+journal line of the unit (the launcher's and the helper's) naming the domain, a SPICE client served by the
 helper; 'virsh destroy' stops the unit; a broken configuration leaves the
 domain running, says why in the journal and in 'status'.
 
@@ -287,6 +287,9 @@ def test_virsh_start_runs_the_console_in_its_unit(booted, guest, paths, tmp_path
     idents = {e.get("SYSLOG_IDENTIFIER") for e in ours}
     assert idents == {f"qemu-spice/{NAME}"}, idents
     assert any("SPICE console on" in str(e.get("MESSAGE")) for e in ours), ours
+    # the helper's own lines are there too (its output is the unit's stream)
+    assert any(e.get("_PID") == str(state["helper_pid"]) and
+               "qemu-spice: attached to VM" in str(e.get("MESSAGE")) for e in ours), ours
     cursor = entries[-1]["__CURSOR"]
 
     # virsh destroy: the hook stops the unit, the console goes.
