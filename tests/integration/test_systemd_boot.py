@@ -287,9 +287,13 @@ def test_virsh_start_runs_the_console_in_its_unit(booted, guest, paths, tmp_path
     idents = {e.get("SYSLOG_IDENTIFIER") for e in ours}
     assert idents == {f"qemu-spice/{NAME}"}, idents
     assert any("SPICE console on" in str(e.get("MESSAGE")) for e in ours), ours
-    # the helper's own lines are there too (its output is the unit's stream)
-    assert any(e.get("_PID") == str(state["helper_pid"]) and
-               "qemu-spice: attached to VM" in str(e.get("MESSAGE")) for e in ours), ours
+    # the helper's own lines are there too (its output is the unit's stream),
+    # and the unit's hardening left its confinement whole
+    helper_lines = [str(e.get("MESSAGE")) for e in ours if e.get("_PID") == str(state["helper_pid"])]
+    assert any("qemu-spice: attached to VM" in m for m in helper_lines), helper_lines
+    confined = [m for m in helper_lines if "confinement: active" in m]
+    assert confined and all(step in confined[0] for step in
+                            ("nnp", "user=nobody", "caps", "fs", "netns", "seccomp")), confined
     cursor = entries[-1]["__CURSOR"]
 
     # virsh destroy: the hook stops the unit, the console goes.
