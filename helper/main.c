@@ -398,6 +398,10 @@ int main(int argc, char **argv)
         return QS_EXIT_FAILURE;
     }
     g_log_set_default_handler(log_handler, NULL);
+    /* GLib's structured messages too go to stderr as text: its default
+     * writer, seeing journald on stderr (under systemd), would open a
+     * socket of its own, which the seccomp filter kills us for. */
+    g_log_set_writer_func(g_log_writer_standard_streams, NULL, NULL);
     /* The chardevs' descriptors are checked before anything is attached. */
     if (!make_bridges(bridges, &n_bridges, &error)) {
         free_bridges(bridges, n_bridges);
@@ -462,9 +466,11 @@ int main(int argc, char **argv)
         return QS_EXIT_FAILURE;
     }
     hc = (QsHelperControl){ .server = server, .channels = channels };
-    if (arg_control_fd >= 0 &&
-        !(control = qs_control_new(arg_control_fd, qs_helper_control_ops(),
-                                   &hc, &error))) {
+    if ((arg_control_fd >= 0 || arg_dbus_address) &&
+        !(control = qs_helper_control_start(
+              arg_control_fd,
+              arg_dbus_address ? qs_display_get_connection(display) : NULL,
+              &hc, &error))) {
         fprintf(stderr, "qemu-spice: %s\n", error->message);
         qs_server_free(server);
         qs_channels_free(channels);

@@ -99,7 +99,10 @@ static int add_rules(scmp_filter_ctx ctx)
                                  SCMP_SYS(mprotect), 1,
                                  SCMP_A2(SCMP_CMP_MASKED_EQ, PROT_EXEC,
                                          PROT_EXEC));
-    /* fstat() is fstatat(fd, "", AT_EMPTY_PATH) in glibc; paths refused. */
+    /* fstat() is fstatat(fd, "", AT_EMPTY_PATH) in glibc up to 2.38; from
+     * 2.39 (Debian 13) it is the fstat syscall again, on a descriptor
+     * only. Paths are refused. */
+    r = r ? r : ALLOW(ctx, fstat, 0);
     r = r ? r : ALLOW(ctx, newfstatat, 1,
                       SCMP_A3(SCMP_CMP_MASKED_EQ, AT_EMPTY_PATH,
                               AT_EMPTY_PATH));

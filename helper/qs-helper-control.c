@@ -150,3 +150,16 @@ const QsControlOps *qs_helper_control_ops(void)
 
     return &ops;
 }
+
+QsControl *qs_helper_control_start(int control_fd, GDBusConnection *bus,
+                                   QsHelperControl *hc, GError **error)
+{
+    g_autoptr(QsControl) control = qs_control_new(control_fd,
+                                                  qs_helper_control_ops(),
+                                                  hc, error);
+
+    if (!control || (bus && !qs_control_serve_on_bus(control, bus, error))) {
+        return NULL;
+    }
+    return g_steal_pointer(&control);
+}

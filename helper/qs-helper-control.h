@@ -13,3 +13,7 @@ typedef struct {
 
 /* QsControlOps whose data is a QsHelperControl. */
 const QsControlOps *qs_helper_control_ops(void);
+/* The control surface on CONTROL_FD (-1: none) and, in bus mode (BUS not
+ * NULL), on the VM's bus under its well-known name. */
+QsControl *qs_helper_control_start(int control_fd, GDBusConnection *bus,
+                                   QsHelperControl *hc, GError **error);

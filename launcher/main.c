@@ -28,6 +28,7 @@ static char *arg_rights;
 static int arg_ttl = 300;
 static gboolean arg_single_use;
 static int arg_key_id;
+static gboolean arg_systemd;
 
 static const GOptionEntry entries[] = {
     { "connect", 'c', 0, G_OPTION_ARG_STRING, &arg_uri,
@@ -68,6 +69,9 @@ static const GOptionEntry entries[] = {
       "token: it links one viewer session only", NULL },
     { "key-id", 0, 0, G_OPTION_ARG_INT, &arg_key_id,
       "token: the master key id (default: the highest)", "ID" },
+    { "systemd", 0, 0, G_OPTION_ARG_NONE, &arg_systemd,
+      "attach: run as the main process of qemu-spice@DOMAIN.service (its "
+      "unit file passes this; implies --foreground)", NULL },
     { "version", 'V', 0, G_OPTION_ARG_NONE, &arg_version,
       "Print the version and exit", NULL },
     G_OPTION_ENTRY_NULL
@@ -112,10 +116,14 @@ static int run(int argc, char **argv)
         return usage("--wait takes 0 to 3600 seconds");
     }
     cfg = qs_launch_config_load(arg_config, &error);
+    if (!cfg && strcmp(cmd, "hook") == 0) {
+        /* libvirt drops the stderr of a hook that exits 0, and a hook's
+         * failure must not disturb the domain's start or stop. */
+        return qs_cmd_hook_unconfigured(error->message, argv + 2);
+    }
     if (!cfg) {
         fprintf(stderr, "qemu-spice-launcher: %s\n", error->message);
-        /* A hook's failure must not disturb the domain's start or stop. */
-        return strcmp(cmd, "hook") == 0 ? 0 : 1;
+        return 1;
     }
     if (arg_uri) {
         g_free(cfg->uri);
@@ -126,7 +134,8 @@ static int run(int argc, char **argv)
             .ticket_file = arg_ticket_file,
             .expiry = -1,
             .supervise = arg_supervise || (cfg->supervise && !arg_no_supervise),
-            .foreground = arg_foreground,
+            .foreground = arg_foreground || arg_systemd,
+            .systemd = arg_systemd,
             .wait_s = arg_wait > 0 ? (guint)arg_wait : 0,
         };
 
@@ -169,7 +178,7 @@ static int run(int argc, char **argv)
     if (strcmp(cmd, "token") == 0) {
         return qs_cmd_token(cfg, domain, arg_rights, arg_ttl, arg_single_use, arg_key_id);
     }
-    return qs_cmd_hook(cfg, arg_config, argv + 2);
+    return qs_cmd_hook(cfg, argv + 2);
 }
 
 int main(int argc, char **argv)
@@ -177,6 +186,10 @@ int main(int argc, char **argv)
     g_autoptr(GOptionContext) ctx = NULL;
     g_autoptr(GError) error = NULL;
 
+    /* GLib's own warnings go where ours go (stderr: the unit's journal
+     * stream, whose identifier names the domain), not to journald
+     * directly under the program's name. */
+    g_log_set_writer_func(g_log_writer_standard_streams, NULL, NULL);
     ctx = g_option_context_new("COMMAND [DOMAIN] - manage a domain's SPICE console");
     g_option_context_set_summary(ctx,
         "Commands:\n"

@@ -19,6 +19,7 @@
 #include "qs-launch-log.h"
 #include "qs-launch-monitor.h"
 #include "qs-launch-pending.h"
+#include "qs-launch-systemd.h"
 #include "qs-launch-spawn.h"
 
 /* The domain's lock, waiting until DEADLINE for a previous monitor that is
@@ -219,17 +220,21 @@ static gboolean prepare(Session *s, const char *arg, GError **error)
 }
 
 /* Nobody reads a hook-started launcher's error (libvirtd drops a hook's
- * output): it is kept where 'status' finds it. */
-static void record_failure(Session *s, const char *domain, const char *msg)
+ * output): it is kept where 'status' finds it. MSG NULL: the unit's
+ * launcher is attaching (its pid replaces the hook's queued record). */
+static void record_pending(Session *s, const char *domain, const char *msg)
 {
+    g_autofree char *unit = s->opts.systemd ?
+                            qs_systemd_unit_name(domain, NULL) : NULL;
     QsPending rec = {
-        .failed = TRUE,
+        .failed = msg != NULL,
         .pid = getpid(),
         .since = g_get_real_time() / G_USEC_PER_SEC,
         .error = (char *)msg,
+        .unit = unit,
     };
 
-    if (s->opts.hook && qs_domain_name_ok(domain, NULL)) {
+    if ((s->opts.hook || s->opts.systemd) && qs_domain_name_ok(domain, NULL)) {
         qs_pending_save(s->cfg, s->st ? s->st->domain : domain, &rec, NULL);
     }
 }
@@ -317,12 +322,15 @@ int qs_attach(QsLaunchConfig *cfg, const char *domain,
     if (opts->syslog) {
         qs_log_use_syslog(domain);
     }
+    if (opts->systemd) {
+        record_pending(s, domain, NULL);
+    }
     if (!prepare(s, domain, &err)) {
         report(-1, FALSE, err->message);
         if (s->st) {
             qs_session_remove_local_files(s);  /* we hold the lock: nothing else runs */
         }
-        record_failure(s, domain, err->message);
+        record_pending(s, domain, err->message);
         return 1;
     }
     if (!opts->foreground) {
@@ -339,7 +347,7 @@ int qs_attach(QsLaunchConfig *cfg, const char *domain,
             kill(s->helper, SIGKILL);
         }
         qs_session_cleanup(s);
-        record_failure(s, domain, err->message);
+        record_pending(s, domain, err->message);
         report(report_fd, FALSE, err->message);
         return 1;
     }
@@ -348,7 +356,7 @@ int qs_attach(QsLaunchConfig *cfg, const char *domain,
         qs_session_stop_helper(s);
         g_main_loop_run(s->loop);
         qs_session_cleanup(s);
-        record_failure(s, domain, err->message);
+        record_pending(s, domain, err->message);
         report(report_fd, FALSE, err->message);
         return 1;
     }

@@ -1,15 +1,13 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* detach, status, console, set-ticket and the libvirt hook entry point: they
- * act on the state files and signal the monitor that owns a helper. */
+/* detach, status, console and set-ticket: they act on the state files and
+ * signal the monitor that owns a helper. */
 
 #include <errno.h>
 #include <fcntl.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/file.h>
-#include <sys/wait.h>
 #include <unistd.h>
 #include <gio/gio.h>
 #include "qs-launch-address.h"
@@ -19,14 +17,11 @@
 #include "qs-launch-format.h"
 #include "qs-launch-libvirt.h"
 #include "qs-launch-log.h"
-#include "qs-launch-pending.h"
 #include "qs-launch-rights.h"
 #include "qs-launch-session.h"
 #include "qs-launch-spawn.h"
 
-#define HOOK_XML_MAX (16u << 20)
 #define DETACH_WAIT_S 15
-#define HOOK_RECORD_WAIT_MS 2000
 
 gboolean qs_parse_when(const char *s, gint64 now, gint64 *out, GError **error)
 {
@@ -86,7 +81,7 @@ QsLaunchState *qs_find_state(const QsLaunchConfig *cfg, const char *domain,
 }
 
 /* Whether a monitor still holds DOMAIN's lock. */
-gboolean qs_launch_locked(const QsLaunchConfig *cfg, const char *domain)
+gboolean qs_domain_locked(const QsLaunchConfig *cfg, const char *domain)
 {
     g_autofree char *path = qs_run_path(cfg, domain, ".lock");
     int fd = open(path, O_RDWR | O_CLOEXEC);
@@ -155,7 +150,7 @@ int qs_cmd_detach(QsLaunchConfig *cfg, const char *domain, gboolean wait)
         qs_log_error("detach: %s", err->message);
         return 1;
     }
-    if (!qs_launch_locked(cfg, st->domain) || !qs_pid_alive(st->monitor_pid)) {
+    if (!qs_domain_locked(cfg, st->domain) || !qs_pid_alive(st->monitor_pid)) {
         clean_orphan(cfg, st);
         printf("%s: detached (its launcher had gone; cleaned up)\n", st->domain);
         return 0;
@@ -169,7 +164,7 @@ int qs_cmd_detach(QsLaunchConfig *cfg, const char *domain, gboolean wait)
         return 0;
     }
     deadline = g_get_monotonic_time() + DETACH_WAIT_S * G_USEC_PER_SEC;
-    while (qs_launch_locked(cfg, st->domain)) {
+    while (qs_domain_locked(cfg, st->domain)) {
         if (g_get_monotonic_time() > deadline) {
             qs_log_error("detach: the launcher pid %d did not finish in %d s",
                          st->monitor_pid, DETACH_WAIT_S);
@@ -203,7 +198,7 @@ int qs_cmd_console(QsLaunchConfig *cfg, const char *domain, const char *format,
     /* A state file whose launcher holds no lock is left from a launcher
      * that was killed or a host that went down (when the run directory is
      * not a tmpfs): its pids may name other processes by now. */
-    if (!qs_launch_locked(cfg, st->domain) || !qs_pid_alive(st->monitor_pid)) {
+    if (!qs_domain_locked(cfg, st->domain) || !qs_pid_alive(st->monitor_pid)) {
         qs_log_error("console: the launcher of '%s' is gone, so is its "
                      "console (a stale state file: 'detach' removes it)",
                      st->domain);
@@ -282,7 +277,7 @@ QsLaunchState *qs_ticket_command_start(QsLaunchConfig *cfg, const char *domain,
         qs_log_error("set-ticket: %s", err->message);
         return NULL;
     }
-    if (!qs_launch_locked(cfg, st->domain) || !qs_pid_alive(st->monitor_pid)) {
+    if (!qs_domain_locked(cfg, st->domain) || !qs_pid_alive(st->monitor_pid)) {
         qs_log_error("set-ticket: the launcher of '%s' is gone: detach and "
                      "attach again", st->domain);
         return NULL;
@@ -372,136 +367,5 @@ int qs_cmd_disconnect(QsLaunchConfig *cfg, const char *domain, const char *addre
         return 1;
     }
     printf("%s: the viewer at %s was disconnected\n", st->domain, address);
-    return 0;
-}
-
-static char *read_stdin_bounded(void)
-{
-    GString *s = g_string_new(NULL);
-    char buf[65536];
-    ssize_t n;
-
-    while ((n = read(0, buf, sizeof(buf))) != 0) {
-        if (n < 0 && errno == EINTR) {
-            continue;
-        }
-        if (n < 0) {
-            break;
-        }
-        if (s->len < HOOK_XML_MAX) {
-            g_string_append_len(s, buf, n);
-        }
-    }
-    return g_string_free(s, FALSE);
-}
-
-/* libvirt runs hooks synchronously and they must not call libvirt: the
- * 'started' branch forks a detached launcher that waits until libvirt has
- * finished the start job, and returns once that launcher has recorded that
- * it is attaching (so 'status' says "starting", never "not attached", from
- * the moment 'virsh start' returns). */
-int qs_cmd_hook(QsLaunchConfig *cfg, const char *config_path, char **args)
-{
-    g_autofree char *xml = read_stdin_bounded();
-    const char *domain = args[0];
-    const char *op = args[1];
-
-    (void)config_path;
-    if (!domain || !op || !qs_domain_name_ok(domain, NULL)) {
-        return 0;
-    }
-    if (strcmp(op, "started") == 0) {
-        g_autoptr(GError) err = NULL;
-        gboolean optin = qs_domain_xml_opts_in(xml, NULL, &err);
-        int recorded[2];
-        char byte;
-        pid_t pid;
-
-        if (err) {
-            fprintf(stderr, "qemu-spice hook: %s\n", err->message);
-            return 0;
-        }
-        if (!qs_launch_config_wants_autostart(cfg, domain, optin)) {
-            return 0;
-        }
-        if (pipe2(recorded, O_CLOEXEC) < 0 || (pid = fork()) < 0) {
-            fprintf(stderr, "qemu-spice hook: fork: %s\n", g_strerror(errno));
-            return 0;
-        }
-        if (pid == 0) {
-            int null_fd = open("/dev/null", O_RDWR | O_CLOEXEC);
-            QsAttachOptions o = {
-                .expiry = -1,
-                .supervise = cfg->supervise,
-                .foreground = TRUE,
-                .wait_s = cfg->wait_s,
-                .syslog = TRUE,
-                .hook = TRUE,
-            };
-            QsPending rec = { .since = g_get_real_time() / G_USEC_PER_SEC };
-
-            /* Off libvirt's pipes before anything else, so libvirtd sees
-             * EOF as soon as the hook's own process exits. */
-            close(recorded[0]);
-            if (null_fd >= 0) {
-                dup2(null_fd, 0);
-                dup2(null_fd, 1);
-                dup2(null_fd, 2);
-            }
-            setsid();
-            if (fork() != 0) {
-                _exit(0);
-            }
-            rec.pid = getpid();
-            qs_pending_save(cfg, domain, &rec, NULL);
-            close(recorded[1]);   /* the hook may return now */
-            _exit(qs_attach(cfg, domain, &o));
-        }
-        close(recorded[1]);
-        waitpid(pid, NULL, 0);
-        /* EOF once the launcher has written its record, or has died: one
-         * small file on the run directory's tmpfs. Bounded all the same,
-         * since libvirt waits for us. */
-        {
-            struct pollfd pfd = { .fd = recorded[0], .events = POLLIN };
-            gint64 deadline = g_get_monotonic_time() +
-                              HOOK_RECORD_WAIT_MS * 1000;
-
-            for (;;) {
-                int left = (int)((deadline - g_get_monotonic_time()) / 1000);
-                int r;
-
-                if (left <= 0) {
-                    break;
-                }
-                r = poll(&pfd, 1, left);
-                if (r < 0 && errno == EINTR) {
-                    continue;
-                }
-                if (r <= 0 || read(recorded[0], &byte, 1) <= 0) {
-                    break;   /* EOF, an error or the deadline */
-                }
-            }
-        }
-        close(recorded[0]);
-        return 0;
-    }
-    if (strcmp(op, "stopped") == 0 || strcmp(op, "release") == 0) {
-        g_autoptr(QsLaunchState) st = qs_find_state(cfg, domain, NULL);
-
-        /* Only a signal: the launcher removes the console itself, after the
-         * hook has returned. */
-        if (st && qs_pid_alive(st->monitor_pid) && qs_launch_locked(cfg, domain)) {
-            kill(st->monitor_pid, SIGTERM);
-        }
-        /* A failed attach's record is about the run that ended. */
-        {
-            g_autoptr(QsPending) p = qs_pending_load(cfg, domain);
-
-            if (p && (p->failed || !qs_pid_alive(p->pid))) {
-                qs_pending_remove(cfg, domain, p->pid);
-            }
-        }
-    }
     return 0;
 }

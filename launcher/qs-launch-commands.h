@@ -12,8 +12,6 @@ QsLaunchState *qs_find_state(const QsLaunchConfig *cfg, const char *domain,
 /* "never", "+SECONDS" or "SECONDS" from now, "@UNIX_SECONDS". */
 gboolean qs_parse_when(const char *s, gint64 now, gint64 *out, GError **error);
 
-/* Whether a monitor still holds DOMAIN's lock (it runs). */
-gboolean qs_launch_locked(const QsLaunchConfig *cfg, const char *domain);
 int qs_cmd_detach(QsLaunchConfig *cfg, const char *domain, gboolean wait);
 int qs_cmd_status(QsLaunchConfig *cfg, const char *domain, gboolean json);
 /* `rights` "view": the view-only password (qs_view_password()); NULL or
@@ -32,4 +30,11 @@ QsLaunchState *qs_ticket_command_start(QsLaunchConfig *cfg, const char *domain,
                                        const char *ticket_file, const char *expires,
                                        char **password, gint64 *expiry);
 int qs_cmd_disconnect(QsLaunchConfig *cfg, const char *domain, const char *address);
-int qs_cmd_hook(QsLaunchConfig *cfg, const char *config_path, char **args);
+/* TRUE while a launcher (monitor) holds DOMAIN's lock. */
+gboolean qs_domain_locked(const QsLaunchConfig *cfg, const char *domain);
+/* The libvirt qemu hook (qs-launch-hook.c); ARGS: DOMAIN OPERATION ...
+ * Always 0: a console problem must not stop a domain. */
+int qs_cmd_hook(QsLaunchConfig *cfg, char **args);
+/* The hook when the configuration did not load: logged and recorded
+ * (in the default run directory) for the domain. */
+int qs_cmd_hook_unconfigured(const char *config_error, char **args);

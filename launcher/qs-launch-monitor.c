@@ -195,7 +195,9 @@ static gboolean spawn(Session *s, GError **error)
         .ticket_expiry = s->st->ticket_expiry,
         .uid = s->uid,
         .gid = s->gid,
-        .log_fd = s->log_fd,
+        /* Under systemd the unit's journal stream, whose identifier names
+         * the domain on every line; the log file keeps the launcher's. */
+        .log_fd = s->opts.systemd ? STDERR_FILENO : s->log_fd,
         .ports = ports,
         .n_ports = n_ports,
     };
@@ -481,7 +483,8 @@ static char *last_log_line(Session *s)
     g_auto(GStrv) lines = NULL;
     guint n;
 
-    if (!g_file_get_contents(path, &text, NULL, NULL)) {
+    /* Under systemd the helper's words are in the journal, just above. */
+    if (s->opts.systemd || !g_file_get_contents(path, &text, NULL, NULL)) {
         return g_strdup("");
     }
     lines = g_strsplit(g_strchomp(text), "\n", -1);
@@ -505,18 +508,22 @@ static gboolean quit_loop(gpointer data)
 /* Starts the first helper and checks it survives its start-up. */
 gboolean qs_session_start_first(Session *s, GError **error)
 {
-    guint t;
+    g_autoptr(GSource) t = NULL;
 
     if (!spawn(s, error)) {
         return FALSE;
     }
     s->starting = TRUE;
     s->start_status = -1;
-    t = g_timeout_add(ALIVE_CHECK_MS, quit_loop, s->loop);
+    t = g_timeout_source_new(ALIVE_CHECK_MS);
+    g_source_set_callback(t, quit_loop, s->loop, NULL);
+    g_source_attach(t, NULL);
     g_main_loop_run(s->loop);
     s->starting = FALSE;
+    /* Whichever ended the wait (the timer, or the helper's exit), the
+     * timer must not fire later. */
+    g_source_destroy(t);
     if (s->start_status == -1) {
-        g_source_remove(t);
         return TRUE;
     }
     {

@@ -12,11 +12,14 @@
 
 #define GROUP "hook"
 #define PENDING_MAX 8192
+/* Beyond [launcher] wait: systemd's start-up of the unit and its restarts. */
+#define UNIT_GRACE_S 30
 
 void qs_pending_free(QsPending *p)
 {
     if (p) {
         g_free(p->error);
+        g_free(p->unit);
         g_free(p);
     }
 }
@@ -34,6 +37,9 @@ gboolean qs_pending_save(const QsLaunchConfig *cfg, const char *domain,
     g_key_file_set_int64(kf, GROUP, "since", p->since);
     if (p->error) {
         g_key_file_set_string(kf, GROUP, "error", p->error);
+    }
+    if (p->unit) {
+        g_key_file_set_string(kf, GROUP, "unit", p->unit);
     }
     data = g_key_file_to_data(kf, &len, NULL);
     return g_mkdir_with_parents(cfg->run_dir, 0755) == 0 &&
@@ -60,6 +66,7 @@ QsPending *qs_pending_load(const QsLaunchConfig *cfg, const char *domain)
     p->pid = g_key_file_get_integer(kf, GROUP, "pid", NULL);
     p->since = g_key_file_get_int64(kf, GROUP, "since", NULL);
     p->error = g_key_file_get_string(kf, GROUP, "error", NULL);
+    p->unit = g_key_file_get_string(kf, GROUP, "unit", NULL);
     return g_steal_pointer(&p);
 }
 
@@ -73,17 +80,32 @@ void qs_pending_remove(const QsLaunchConfig *cfg, const char *domain, int pid)
     }
 }
 
-int qs_pending_exit_code(const QsPending *p)
+/* Until the unit's launcher runs there is no pid to look at: systemd has
+ * the start job queued (ordered after libvirt's daemons). Past the wait the
+ * launcher would have given up on, the unit is not coming. */
+static gboolean running(const QsLaunchConfig *cfg, const QsPending *p,
+                        gint64 now)
 {
-    return !p->failed && qs_pid_alive(p->pid) ? 4 : 1;
+    if (p->failed) {
+        return FALSE;
+    }
+    if (p->unit && p->pid == 0) {
+        return now - p->since <= (gint64)cfg->wait_s + UNIT_GRACE_S;
+    }
+    return qs_pid_alive(p->pid);
+}
+
+int qs_pending_exit_code(const QsLaunchConfig *cfg, const QsPending *p)
+{
+    return running(cfg, p, g_get_real_time() / G_USEC_PER_SEC) ? 4 : 1;
 }
 
 char *qs_pending_describe(const QsLaunchConfig *cfg, const char *domain,
                           const QsPending *p, gboolean json)
 {
     gint64 now = g_get_real_time() / G_USEC_PER_SEC;
-    gboolean running = !p->failed && qs_pid_alive(p->pid);
-    const char *what = p->failed ? "failed" : running ? "starting" : "ended";
+    gboolean run = running(cfg, p, now);
+    const char *what = p->failed ? "failed" : run ? "starting" : "ended";
     g_autofree char *log = qs_log_path(cfg, domain);
     GString *o;
 
@@ -98,20 +120,51 @@ char *qs_pending_describe(const QsLaunchConfig *cfg, const char *domain,
         } else {
             g_string_append(o, "null");
         }
+        g_string_append(o, ",\"unit\":");
+        if (p->unit) {
+            qs_json_append_string(o, p->unit);
+        } else {
+            g_string_append(o, "null");
+        }
         g_string_append(o, "}\n");
         return g_string_free(o, FALSE);
     }
-    if (running) {
+    if (run && p->unit && p->pid == 0) {
+        return g_strdup_printf("%s: starting (the libvirt hook asked systemd "
+                               "to start %s %" G_GINT64_FORMAT " s ago)\n",
+                               domain, p->unit, MAX(now - p->since, 0));
+    }
+    if (run && p->unit) {
+        return g_strdup_printf("%s: starting (%s, launcher pid %d, has been "
+                               "attaching for %" G_GINT64_FORMAT " s; it "
+                               "waits up to [launcher] wait)\n", domain,
+                               p->unit, p->pid, MAX(now - p->since, 0));
+    }
+    if (run) {
         return g_strdup_printf("%s: starting (the libvirt hook's launcher, "
                                "pid %d, has been attaching for %" G_GINT64_FORMAT
                                " s; it waits up to [launcher] wait)\n", domain,
                                p->pid, MAX(now - p->since, 0));
     }
-    if (p->failed) {
+    if (p->failed && !p->unit) {
         return g_strdup_printf("%s: not attached: the libvirt hook's attach "
                                "failed %" G_GINT64_FORMAT " s ago: %s\n",
                                domain, MAX(now - p->since, 0),
                                p->error ? p->error : "(no message)");
+    }
+    if (p->failed && p->unit) {
+        return g_strdup_printf("%s: not attached: %s failed %" G_GINT64_FORMAT
+                               " s ago: %s (systemctl status %s; journalctl "
+                               "-u %s)\n", domain, p->unit,
+                               MAX(now - p->since, 0),
+                               p->error ? p->error : "(no message)", p->unit,
+                               p->unit);
+    }
+    if (p->unit) {
+        return g_strdup_printf("%s: not attached: %s did not attach (see "
+                               "systemctl status %s, journalctl -u %s and "
+                               "%s)\n", domain, p->unit, p->unit, p->unit,
+                               log);
     }
     return g_strdup_printf("%s: not attached: the libvirt hook's launcher "
                            "(pid %d) ended without attaching (see %s and "

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The hook's record of an attach it started (/run/qemu-spice/DOMAIN.hook):
  * what 'status' tells between libvirt's 'started' and the state file, and
- * after an attach that failed with nobody to read its error. */
+ * after an attach that failed with nobody to read its error. Where systemd
+ * runs the host the hook records the unit it asked for (pid 0 until the
+ * unit's launcher writes its own record). */
 #pragma once
 
 #include <glib.h>
@@ -12,6 +14,7 @@ typedef struct {
     int pid;             /* the hook's launcher */
     gint64 since;        /* unix seconds of the hook (or of the failure) */
     char *error;         /* failed: the attach's one-line error */
+    char *unit;          /* the systemd unit the hook started, or NULL */
 } QsPending;
 
 void qs_pending_free(QsPending *p);
@@ -27,4 +30,4 @@ void qs_pending_remove(const QsLaunchConfig *cfg, const char *domain, int pid);
 char *qs_pending_describe(const QsLaunchConfig *cfg, const char *domain,
                           const QsPending *p, gboolean json);
 /* 'status' exit code for it: 4 starting, 1 otherwise. */
-int qs_pending_exit_code(const QsPending *p);
+int qs_pending_exit_code(const QsLaunchConfig *cfg, const QsPending *p);

@@ -14,6 +14,8 @@ typedef struct {
     gboolean syslog;           /* log to syslog (detached by the hook) */
     gboolean hook;             /* started by the hook: a failure is recorded
                                 * for 'status' (nobody reads our stderr) */
+    gboolean systemd;          /* the main process of qemu-spice@DOMAIN
+                                * (--systemd): recorded like the hook's */
 } QsAttachOptions;
 
 /* Returns the process exit status. */

@@ -144,7 +144,7 @@ int qs_cmd_status(QsLaunchConfig *cfg, const char *domain, gboolean json)
             return qs_pid_alive(st->helper_pid) ? 0 : 3;
         }
         if (p) {
-            int rc = qs_pending_exit_code(p);
+            int rc = qs_pending_exit_code(cfg, p);
             g_autofree char *line = qs_pending_describe(cfg, domain, p, json);
 
             if (rc == 4 || json) {

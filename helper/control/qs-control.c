@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The helper's control surface: org.qemuspice.Helper1 served to the launcher
- * on connections accepted from a socket it bound and passed in. The
+ * on connections accepted from a socket it bound and passed in, and in bus
+ * mode under a well-known name on the VM's own bus (as libvirt reaches
+ * qemu-rdp). The
  * interface is the skeleton generated from org.qemuspice.Helper1.xml, one
  * object exported on every peer's connection, its handlers set in the
  * generated interface's vtable so the compiler checks their types. */
@@ -27,6 +29,8 @@ struct QsControl {
      * "ctl" data is cleared then. */
     GCancellable *cancel;
     gint64 started_us;
+    GDBusConnection *bus;       /* the VM's bus, or NULL */
+    guint bus_name_id;
 };
 
 /* The generated skeleton with our handlers in its interface vtable. */
@@ -300,6 +304,9 @@ QsControl *qs_control_new(int listen_fd, const QsControlOps *ops,
     g_object_set_data(G_OBJECT(ctl->cancel), "ctl", ctl);
     ctl->iface = g_object_new(qs_control_object_get_type(), NULL);
     QS_CONTROL_OBJECT(ctl->iface)->ctl = ctl;
+    if (listen_fd < 0) {
+        return g_steal_pointer(&ctl);   /* the VM's bus only */
+    }
     sock = g_socket_new_from_fd(listen_fd, error);
     if (!sock) {
         g_prefix_error(error, "--control-fd %d: ", listen_fd);
@@ -326,6 +333,42 @@ QsControl *qs_control_new(int listen_fd, const QsControlOps *ops,
     return g_steal_pointer(&ctl);
 }
 
+static void on_bus_name_acquired(GDBusConnection *bus, const char *name,
+                                 gpointer data)
+{
+    (void)bus, (void)data;
+    g_message("control: %s on the VM's bus", name);
+}
+
+static void on_bus_name_lost(GDBusConnection *bus, const char *name,
+                             gpointer data)
+{
+    (void)data;
+    if (bus) {
+        g_warning("control: the name %s on the VM's bus is taken or was "
+                  "lost (another helper of this VM?): the control interface "
+                  "is not reachable there", name);
+    }
+}
+
+gboolean qs_control_serve_on_bus(QsControl *ctl, GDBusConnection *bus,
+                                 GError **error)
+{
+    g_return_val_if_fail(ctl->bus == NULL, FALSE);
+    if (!g_dbus_interface_skeleton_export(G_DBUS_INTERFACE_SKELETON(ctl->iface),
+                                          bus, QS_CONTROL_PATH, error)) {
+        g_prefix_error(error, "control on the VM's bus: ");
+        return FALSE;
+    }
+    ctl->bus = g_object_ref(bus);
+    /* Not queued: a second helper of the VM (another --console) says so at
+     * once instead of waiting for the first to go. */
+    ctl->bus_name_id = g_bus_own_name_on_connection(
+        bus, QS_CONTROL_BUS_NAME, G_BUS_NAME_OWNER_FLAGS_DO_NOT_QUEUE,
+        on_bus_name_acquired, on_bus_name_lost, NULL, NULL);
+    return TRUE;
+}
+
 /* Flushes hold it, so a flush that outlives qs_control_leaving() finds it. */
 typedef struct {
     guint left;
@@ -346,13 +389,16 @@ void qs_control_leaving(QsControl *ctl, const char *reason)
     Flushes *f = g_rc_box_new0(Flushes);
 
     /* Queued on every connection the skeleton is exported on, that is
-     * every peer; the flushes below push it out. */
+     * every peer and the VM's bus; the flushes below push it out. */
     qs_dbus_helper1_emit_leaving(ctl->iface, reason);
-    for (guint i = 0; i < ctl->peers->len; i++) {
-        GDBusConnection *c = ctl->peers->pdata[i];
+    for (guint i = 0; i <= ctl->peers->len; i++) {
+        GDBusConnection *c = i < ctl->peers->len ? ctl->peers->pdata[i]
+                                                 : ctl->bus;
 
-        f->left++;
-        g_dbus_connection_flush(c, NULL, on_flushed, g_rc_box_acquire(f));
+        if (c) {
+            f->left++;
+            g_dbus_connection_flush(c, NULL, on_flushed, g_rc_box_acquire(f));
+        }
     }
     /* A peer that does not read gets no more than the deadline. */
     while (f->left > 0 && g_get_monotonic_time() < deadline) {
@@ -381,6 +427,12 @@ void qs_control_free(QsControl *ctl)
         g_dbus_interface_skeleton_unexport_from_connection(
             G_DBUS_INTERFACE_SKELETON(ctl->iface), c);
         g_dbus_connection_close(c, NULL, NULL, NULL);
+    }
+    if (ctl->bus) {
+        g_clear_handle_id(&ctl->bus_name_id, g_bus_unown_name);
+        g_dbus_interface_skeleton_unexport_from_connection(
+            G_DBUS_INTERFACE_SKELETON(ctl->iface), ctl->bus);
+        g_clear_object(&ctl->bus);
     }
     if (ctl->iface) {
         QS_CONTROL_OBJECT(ctl->iface)->ctl = NULL;

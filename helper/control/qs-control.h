@@ -3,12 +3,14 @@
  * interface (org.qemuspice.Helper1) on a listening socket the launcher owns. */
 #pragma once
 
-#include <glib.h>
+#include <gio/gio.h>
 
 G_BEGIN_DECLS
 
 #define QS_CONTROL_INTERFACE "org.qemuspice.Helper1"
 #define QS_CONTROL_PATH "/org/qemuspice/Helper1"
+/* The well-known name on the VM's bus in bus mode. */
+#define QS_CONTROL_BUS_NAME "org.qemuspice.Helper1"
 /* Peers at once; more are refused at accept. */
 #define QS_CONTROL_MAX_PEERS 4
 
@@ -43,12 +45,18 @@ typedef struct {
 typedef struct QsControl QsControl;
 
 /* Serves the interface on every connection accepted from the listening
- * Unix socket `listen_fd` (taken over). Peers must run as root or as this
- * process's uid (checked with SO_PEERCRED at accept, again after the helper
- * changed uid). */
+ * Unix socket `listen_fd` (taken over; -1: none, for the bus only). Peers
+ * must run as root or as this process's uid (checked with SO_PEERCRED at
+ * accept, again after the helper changed uid). */
 QsControl *qs_control_new(int listen_fd, const QsControlOps *ops,
                           gpointer data, GError **error);
-/* Emits Leaving(reason) to every peer and gives them up to 200 ms to read
+/* Also serves it on the VM's bus under QS_CONTROL_BUS_NAME. No per-caller
+ * check there: libvirt's per-VM bus admits only its owner's uid, which the
+ * helper runs as in bus mode (a peer the private socket admits too). A
+ * name already taken is logged, not fatal. */
+gboolean qs_control_serve_on_bus(QsControl *control, GDBusConnection *bus,
+                                 GError **error);
+/* Emits Leaving(reason) to every peer (and on the bus) and gives them up to 200 ms to read
  * it (the main loop is no longer running here). */
 void qs_control_leaving(QsControl *control, const char *reason);
 void qs_control_free(QsControl *control);

@@ -231,10 +231,43 @@ def test_real_helper_bus_mode(libvirtd, guest, paths, helper_binary, test_client
             uids = re.search(r"^Uid:\s+(\d+)\s+(\d+)\s+(\d+)", f.read(), re.M).groups()
         owner = os.stat(address.split("=", 1)[1]).st_uid
         assert {int(u) for u in uids} == {owner}, (uids, owner)
-        env.run("detach", name, check=True)
+        check_bus_control(env, name, address, st["port"], test_client)
         assert env.run_files() == [] and env.helper_pids() == []
     finally:
         env.cleanup()
+
+
+BUS_CALL = ["--dest", "org.qemuspice.Helper1", "--object-path", "/org/qemuspice/Helper1"]
+
+
+def check_bus_control(env, name, address, port, test_client):
+    """The control interface on the VM's bus under its well-known name (as
+    libvirt reaches qemu-rdp): SetTicket there changes the ticket new links
+    need, and the helper says Leaving there when it goes (detach)."""
+    # The per-VM bus admits only its owner (libvirt-qemu), not root.
+    st = os.stat(address.split("=", 1)[1])
+    as_owner = ["setpriv", f"--reuid={st.st_uid}", f"--regid={st.st_gid}", "--clear-groups"]
+    res = subprocess.run([*as_owner, "gdbus", "call", "--address", address, *BUS_CALL, "--method",
+                          "org.qemuspice.Helper1.SetTicket", "bus-ticket-1", "0", "false"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=30)
+    assert res.returncode == 0 and res.stdout.strip() == "(uint32 0,)", (res.stdout, res.stderr)
+    fresh = env.dir / "bus-ticket"
+    fresh.write_text("bus-ticket-1\n")
+    res = run_client(test_client, "--port", port, "--ticket-file", fresh, "info")
+    assert res.returncode == 0, (res.returncode, res.stderr[-2000:])
+    res = run_client(test_client, "--port", port, "--ticket-file", client_ticket(env, name), "info")
+    assert res.returncode == 5, (res.returncode, res.stderr[-2000:])
+    monitor = subprocess.Popen([*as_owner, "gdbus", "monitor", "--address", address, "--dest",
+                                "org.qemuspice.Helper1"], stdout=subprocess.PIPE,
+                               stderr=subprocess.STDOUT, text=True)
+    try:
+        time.sleep(1)   # the monitor's match rule is in place
+        env.run("detach", name, check=True)
+        time.sleep(1)
+    finally:
+        monitor.terminate()
+        out = monitor.communicate(timeout=10)[0]
+    assert "org.qemuspice.Helper1.Leaving" in out, out
 
 
 def client_count(env, name):
