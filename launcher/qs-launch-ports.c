@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* Connecting to the sockets of the domain's virtio-serial ports before the helper starts, since the confined helper opens nothing itself. */
+/* Connecting to the sockets of the domain's virtio-serial ports, and listening on its usb-redir devices' sockets, before the helper starts, since the confined helper opens nothing itself. */
 #include "qs-launch-ports.h"
 
 #include <errno.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 #include "qs-launch-log.h"
@@ -60,7 +61,7 @@ guint qs_launch_open_ports(const QsDomainInfo *info, QsSpawnPort *out)
             continue;
         }
         /* The name points into info, which outlives the spawn. */
-        out[n++] = (QsSpawnPort){ port->name, fd };
+        out[n++] = (QsSpawnPort){ port->name, fd, FALSE };
     }
     return n;
 }
@@ -70,4 +71,78 @@ void qs_launch_close_ports(QsSpawnPort *ports, guint n)
     for (guint i = 0; i < n; i++) {
         close(ports[i].fd);
     }
+}
+
+/* A fresh listening socket at `path`, owned by the owner and group of its
+ * directory (the user qemu runs as, in libvirt's per-domain directories),
+ * mode 0660: qemu connects as that user. */
+static int listen_unix(const char *path, GError **error)
+{
+    struct sockaddr_un sa = { .sun_family = AF_UNIX };
+    g_autofree char *dir = g_path_get_dirname(path);
+    struct stat st;
+    int fd, e;
+
+    if (strlen(path) >= sizeof(sa.sun_path)) {
+        g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_NAMETOOLONG,
+                    "socket path too long");
+        return -1;
+    }
+    if (lstat(path, &st) == 0 && !S_ISSOCK(st.st_mode)) {
+        g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_EXIST,
+                    "something other than a socket is there; left alone");
+        return -1;
+    }
+    if (stat(dir, &st) < 0) {
+        e = errno;
+        g_set_error(error, G_FILE_ERROR, g_file_error_from_errno(e),
+                    "its directory: %s", g_strerror(e));
+        return -1;
+    }
+    /* A previous helper's socket: qemu reconnects to the new one. */
+    unlink(path);
+    memcpy(sa.sun_path, path, strlen(path) + 1);
+    fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
+        (geteuid() == 0 && chown(path, st.st_uid, st.st_gid) < 0) ||
+        chmod(path, 0660) < 0 || listen(fd, 4) < 0) {
+        e = errno;
+        if (fd >= 0) {
+            close(fd);
+        }
+        g_set_error(error, G_FILE_ERROR, g_file_error_from_errno(e), "%s",
+                    g_strerror(e));
+        return -1;
+    }
+    return fd;
+}
+
+guint qs_launch_open_redirdevs(const QsDomainInfo *info, QsSpawnPort *out, guint n)
+{
+    guint taken = 0;
+
+    for (guint i = 0; info->redirdevs && i < info->redirdevs->len; i++) {
+        const QsDomainPort *dev = g_ptr_array_index(info->redirdevs, i);
+        g_autoptr(GError) error = NULL;
+        const char *why = NULL;
+        int fd;
+
+        if (!qs_domain_redirdev_usable(dev, &why)) {
+            qs_log_info("usb-redir device %s (%s) not passed to the helper: %s",
+                        dev->name, dev->path, why);
+            continue;
+        }
+        if (taken == QS_SPAWN_MAX_USBREDIR) {
+            qs_log_info("usb-redir device %s not passed to the helper: it takes at "
+                        "most %d", dev->name, QS_SPAWN_MAX_USBREDIR);
+            continue;
+        }
+        if ((fd = listen_unix(dev->path, &error)) < 0) {
+            qs_log_error("usb-redir device %s: listening on %s: %s; the console is "
+                         "served without it", dev->name, dev->path, error->message);
+            continue;
+        }
+        out[n + taken++] = (QsSpawnPort){ dev->name, fd, TRUE };
+    }
+    return n + taken;
 }
