@@ -3,6 +3,7 @@
 #include "channels/qs-vmc-bridge.h"
 #include "channels/qs-channel.h"
 #include "channels/qs-session.h"
+#include "channels/qs-usbredir-check.h"
 
 #include <spice/enums.h>
 
@@ -17,7 +18,8 @@ struct QsVmcBridge {
      * channel gets a connection of its own: qemu's is taken only while a
      * channel is attached and ended when it goes. */
     gboolean per_client;
-    GByteArray *pending;        /* per_client: the client's bytes before qemu connected */
+    GByteArray *pending;        /* per_client: the client's bytes before qemu's hello */
+    QsUsbredirCheck *check;     /* per_client: of the current chardev connection */
     QsVmcBridgeStats stats;
 };
 
@@ -35,6 +37,41 @@ static void steer(QsVmcBridge *b)
     }
 }
 
+/* per_client: the client's bytes go to qemu only as far as qemu's
+ * usb-redir can parse them (qs-usbredir-check.h says why); otherwise the
+ * client's channel is closed and qemu gets none of them. */
+static void to_qemu_checked(QsVmcBridge *b, const uint8_t *data, gsize len)
+{
+    g_autoptr(GError) error = NULL;
+
+    if (!qs_usbredir_check_from_client(b->check, data, len, &error)) {
+        g_message("%s: %s; closing the client's channel", qs_vmc_bridge_get_name(b),
+                  error->message);
+        qs_channel_close(b->ch, error->message);
+        return;
+    }
+    qs_chardev_write(b->chardev, data, len);
+    b->stats.to_qemu += len;
+}
+
+static void watch_qemu_hello(QsVmcBridge *b, const guint8 *data, gsize len)
+{
+    g_autoptr(GError) error = NULL;
+
+    if (!qs_usbredir_check_from_qemu(b->check, data, len, &error)) {
+        g_message("%s: %s; closing the client's channel", qs_vmc_bridge_get_name(b),
+                  error->message);
+        qs_channel_close(b->ch, error->message);
+        return;
+    }
+    if (qs_usbredir_check_ready(b->check) && b->pending->len) {
+        g_autoptr(GByteArray) early = g_steal_pointer(&b->pending);
+
+        b->pending = g_byte_array_new();
+        to_qemu_checked(b, early->data, early->len);
+    }
+}
+
 static void on_data(QsChardev *cd, const guint8 *data, gsize len, gpointer user_data)
 {
     QsVmcBridge *b = user_data;
@@ -42,6 +79,9 @@ static void on_data(QsChardev *cd, const guint8 *data, gsize len, gpointer user_
     (void)cd;
     if (!b->ch) {
         return;                 /* not reading without a channel: cannot happen */
+    }
+    if (b->per_client && !qs_usbredir_check_ready(b->check)) {
+        watch_qemu_hello(b, data, len);
     }
     if (qs_channel_send(b->ch, SPICE_MSG_SPICEVMC_DATA, g_bytes_new(data, len))) {
         b->stats.to_client += len;
@@ -61,10 +101,10 @@ static void on_opened(QsChardev *cd, gpointer user_data)
 
     (void)cd;
     b->told_dropped = FALSE;
-    if (b->pending->len) {
-        qs_chardev_write(b->chardev, b->pending->data, b->pending->len);
-        b->stats.to_qemu += b->pending->len;
-        g_byte_array_set_size(b->pending, 0);
+    if (b->per_client) {
+        /* Each connection starts with qemu's hello. */
+        qs_usbredir_check_free(b->check);
+        b->check = qs_usbredir_check_new();
     }
     if (b->ch) {
         qs_vmc_channel_qemu_state(b->ch, TRUE);
@@ -78,6 +118,7 @@ static void on_closed(QsChardev *cd, const char *reason, gboolean for_good,
     QsVmcBridge *b = user_data;
 
     (void)cd, (void)for_good;
+    g_clear_pointer(&b->check, qs_usbredir_check_free);
     if (b->ch && b->per_client) {
         /* The client's usbredir parser spoke to the connection that went:
          * a new one needs a new client channel. */
@@ -128,6 +169,7 @@ void qs_vmc_bridge_free(QsVmcBridge *b)
      * session detaches its channels before the bridges go. */
     g_warn_if_fail(b->ch == NULL);
     qs_chardev_free(b->chardev);
+    qs_usbredir_check_free(b->check);
     g_byte_array_unref(b->pending);
     g_free(b);
 }
@@ -195,12 +237,17 @@ QsChannel *qs_vmc_bridge_get_channel(QsVmcBridge *b)
 
 void qs_vmc_bridge_from_client(QsVmcBridge *b, const uint8_t *data, gsize len)
 {
-    if (len == 0 || (b->per_client && !b->ch)) {
-        return;
+    if (len == 0 || (b->per_client && (!b->ch || qs_conn_is_closed(b->ch->conn)))) {
+        return;                 /* a refused stream's later bytes go nowhere */
     }
-    if (b->per_client && !qs_chardev_is_open(b->chardev)) {
+    if (b->per_client && !(b->check && qs_usbredir_check_ready(b->check))) {
         /* Bounded by steer(): the client is read only below the mark. */
         g_byte_array_append(b->pending, data, (guint)len);
+        steer(b);
+        return;
+    }
+    if (b->per_client) {
+        to_qemu_checked(b, data, len);
         steer(b);
         return;
     }
