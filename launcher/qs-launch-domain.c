@@ -27,6 +27,8 @@ typedef struct {
      * target. */
     gboolean in_unix_channel;
     gboolean in_redirdev;
+    gboolean in_dac_seclabel;   /* <seclabel model='dac'> */
+    gint64 qemu_uid, qemu_gid;
     char *chan_mode, *chan_path, *chan_target_type, *chan_target_name;
 } Parse;
 
@@ -126,6 +128,22 @@ static void channel_end(Parse *p, const char *element)
     g_clear_pointer(&p->chan_target_name, g_free);
 }
 
+/* The DAC label libvirt writes in the live XML, "+UID:+GID": the user
+ * qemu runs as. Names (without '+') are not looked up: left unknown. */
+static void dac_label(Parse *p, const char *text)
+{
+    g_autofree char *copy = g_strstrip(g_strdup(text));
+    g_auto(GStrv) parts = g_strsplit(copy, ":", 2);
+    guint64 uid, gid;
+
+    if (g_strv_length(parts) == 2 && parts[0][0] == '+' && parts[1][0] == '+' &&
+        g_ascii_string_to_unsigned(parts[0] + 1, 10, 0, G_MAXUINT32 - 1, &uid, NULL) &&
+        g_ascii_string_to_unsigned(parts[1] + 1, 10, 0, G_MAXUINT32 - 1, &gid, NULL)) {
+        p->qemu_uid = (gint64)uid;
+        p->qemu_gid = (gint64)gid;
+    }
+}
+
 /* Our element in <metadata>: <P:console xmlns:P=URI> or <console xmlns=URI>. */
 static gboolean is_our_element(const char *element, const char **names,
                                const char **values)
@@ -178,6 +196,11 @@ static void on_start(GMarkupParseContext *ctx, const char *element,
 
         p->autostart = a && (strcmp(a, "yes") == 0 || strcmp(a, "true") == 0);
     }
+    if (in_path(p, "domain", NULL) && strcmp(element, "seclabel") == 0) {
+        const char *model = attr(names, values, "model");
+
+        p->in_dac_seclabel = model && strcmp(model, "dac") == 0;
+    }
     channel_start(p, element, names, values);
     g_ptr_array_add(p->stack, g_strdup(element));
     g_string_truncate(p->text, 0);
@@ -192,6 +215,10 @@ static void on_end(GMarkupParseContext *ctx, const char *element,
     (void)error;
     g_ptr_array_remove_index(p->stack, p->stack->len - 1);
     channel_end(p, element);
+    if (p->in_dac_seclabel && in_path(p, "domain", "seclabel") &&
+        strcmp(element, "label") == 0) {
+        dac_label(p, p->text->str);
+    }
     if (in_path(p, "domain", NULL)) {
         if (strcmp(element, "name") == 0 && !p->name) {
             p->name = g_strstrip(g_strdup(p->text->str));
@@ -243,6 +270,7 @@ static gboolean run_parser(Parse *p, const char *xml, GError **error)
     p->other_graphics = g_string_new(NULL);
     p->text = g_string_new(NULL);
     p->ports = g_ptr_array_new_with_free_func(port_free);
+    p->qemu_uid = p->qemu_gid = -1;
     p->redirdevs = g_ptr_array_new_with_free_func(port_free);
     p->id = -1;
     if (len > XML_MAX) {
@@ -290,6 +318,8 @@ QsDomainInfo *qs_domain_info_parse(const char *xml, GError **error)
     info->ports = g_steal_pointer(&p.ports);
     p.ports = g_ptr_array_new();
     info->redirdevs = g_steal_pointer(&p.redirdevs);
+    info->qemu_uid = p.qemu_uid;
+    info->qemu_gid = p.qemu_gid;
     p.redirdevs = g_ptr_array_new();
     if (!p.found_dbus) {
         g_set_error(error, G_IO_ERROR, G_IO_ERROR_NOT_SUPPORTED,

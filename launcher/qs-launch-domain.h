@@ -34,6 +34,9 @@ typedef struct {
     /* <redirdev bus='usb' type='unix'>: QsDomainPort named "usbredir.N"
      * (N counting these), in document order. */
     GPtrArray *redirdevs;
+    /* The user and group qemu runs as, from the live XML's
+     * <seclabel model='dac'><label>+UID:+GID</label>; -1: not said. */
+    gint64 qemu_uid, qemu_gid;
 } QsDomainInfo;
 
 /* Parses the XML. Fails, saying what XML the domain needs, when there is no

@@ -73,13 +73,12 @@ void qs_launch_close_ports(QsSpawnPort *ports, guint n)
     }
 }
 
-/* A fresh listening socket at `path`, owned by the owner and group of its
- * directory (the user qemu runs as, in libvirt's per-domain directories),
- * mode 0660: qemu connects as that user. */
-static int listen_unix(const char *path, GError **error)
+/* A fresh listening socket at `path`, mode 0660, owned by the user and
+ * group qemu runs as when libvirt says (its DAC label; uid -1 leaves the
+ * launcher's own): qemu connects as that user. */
+static int listen_unix(const char *path, gint64 uid, gint64 gid, GError **error)
 {
     struct sockaddr_un sa = { .sun_family = AF_UNIX };
-    g_autofree char *dir = g_path_get_dirname(path);
     struct stat st;
     int fd, e;
 
@@ -93,18 +92,12 @@ static int listen_unix(const char *path, GError **error)
                     "something other than a socket is there; left alone");
         return -1;
     }
-    if (stat(dir, &st) < 0) {
-        e = errno;
-        g_set_error(error, G_FILE_ERROR, g_file_error_from_errno(e),
-                    "its directory: %s", g_strerror(e));
-        return -1;
-    }
     /* A previous helper's socket: qemu reconnects to the new one. */
     unlink(path);
     memcpy(sa.sun_path, path, strlen(path) + 1);
     fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
-        (geteuid() == 0 && chown(path, st.st_uid, st.st_gid) < 0) ||
+        (uid >= 0 && chown(path, (uid_t)uid, (gid_t)gid) < 0) ||
         chmod(path, 0660) < 0 || listen(fd, 4) < 0) {
         e = errno;
         if (fd >= 0) {
@@ -137,7 +130,7 @@ guint qs_launch_open_redirdevs(const QsDomainInfo *info, QsSpawnPort *out, guint
                         "most %d", dev->name, QS_SPAWN_MAX_USBREDIR);
             continue;
         }
-        if ((fd = listen_unix(dev->path, &error)) < 0) {
+        if ((fd = listen_unix(dev->path, info->qemu_uid, info->qemu_gid, &error)) < 0) {
             qs_log_error("usb-redir device %s: listening on %s: %s; the console is "
                          "served without it", dev->name, dev->path, error->message);
             continue;

@@ -45,8 +45,9 @@ class UsbClient:
     """A raw SPICE session (main + usbredir 0) with qs-usbredir-dev behind
     the usbredir channel."""
 
-    def __init__(self, port, device_binary):
-        self.main = spice_raw.Channel(spice_raw.link(port, spice_raw.CHANNEL_MAIN), "main")
+    def __init__(self, port, device_binary, password=""):
+        self.main = spice_raw.Channel(spice_raw.link(port, spice_raw.CHANNEL_MAIN,
+                                                     password=password), "main")
         deadline = time.monotonic() + spice_raw.LINK_TIMEOUT
         while spice_raw.MSG_MAIN_INIT not in self.main.first:
             if self.main.eof.is_set() or time.monotonic() > deadline:
@@ -56,8 +57,8 @@ class UsbClient:
         session_id = struct.unpack_from("<I", self.main.first[spice_raw.MSG_MAIN_INIT])[0]
         self.dev = subprocess.Popen([str(device_binary)], stdin=subprocess.PIPE,
                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-        self.usb = RelayChannel(spice_raw.link(port, CHANNEL_USBREDIR, session_id),
-                                self.dev.stdin)
+        self.usb = RelayChannel(spice_raw.link(port, CHANNEL_USBREDIR, session_id,
+                                               password=password), self.dev.stdin)
         self._pump = threading.Thread(target=self._to_server, daemon=True)
         self._pump.start()
 

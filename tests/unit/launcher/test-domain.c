@@ -97,7 +97,12 @@ static void test_redirdevs(void)
         "<redirdev bus='usb' type='unix'><source path='/run/u2.sock'/></redirdev>"
         "<channel type='unix'><source mode='bind' path='/tmp/p.sock'/>"
         "<target type='virtio' name='org.example.p'/></channel>"
-        "</devices></domain>", &err);
+        "</devices>"
+        "<seclabel type='dynamic' model='selinux' relabel='yes'>"
+        "<label>system_u:system_r:svirt_t:s0:c1,c2</label></seclabel>"
+        "<seclabel type='dynamic' model='dac' relabel='yes'>"
+        "<label>+64055:+108</label><imagelabel>+64055:+108</imagelabel></seclabel>"
+        "</domain>", &err);
     static const struct {
         const char *name, *path;
         gboolean usable;
@@ -108,6 +113,8 @@ static void test_redirdevs(void)
     };
 
     g_assert_no_error(err);
+    g_assert_cmpint(i->qemu_uid, ==, 64055);
+    g_assert_cmpint(i->qemu_gid, ==, 108);
     g_assert_cmpuint(i->ports->len, ==, 1);
     g_assert_cmpuint(i->redirdevs->len, ==, G_N_ELEMENTS(want));
     for (guint k = 0; k < G_N_ELEMENTS(want); k++) {
@@ -131,6 +138,7 @@ static void test_bus(void)
 
     g_assert_no_error(err);
     g_assert_cmpint(i->mode, ==, QS_DISPLAY_BUS);
+    g_assert_cmpint(i->qemu_uid, ==, -1);       /* no DAC label: not known */
     g_assert_cmpstr(i->bus_path, ==, "/run/libvirt/qemu/dbus/3-vm1-dbus.sock");
     g_assert_cmpstr(i->bus_address, ==,
                     "unix:path=/run/libvirt/qemu/dbus/3-vm1-dbus.sock");
