@@ -22,14 +22,17 @@ VVVV:PPPP product=...", "USB remove ..."). What is shown, on qemu 7.2 and
   usb-redir got a fresh chardev connection, hence a fresh hello) and
   removed again when it leaves.
 
-And without qemu: a connected (not listening) descriptor for
---usbredir-fd is a usage error that says why.
+spice-gtk itself (with its USB device manager, as remote-viewer) opens
+the usbredir channel and takes qemu's hello cleanly, though it has no
+device to redirect here. And without qemu: a connected (not listening)
+descriptor for --usbredir-fd is a usage error that says why.
 """
 
 import os
 import socket
 import subprocess
 import tempfile
+import time
 
 import pytest
 
@@ -86,6 +89,73 @@ def test_usbredir_device_enumerated(qemu_factory, qemu_flavour, guest, helper_bi
         assert log.count("chardev usbredir.0: qemu connected") >= 2, log
         assert "the client's usbredir channel ended" in log, log
         print(what())                                   # shown with pytest -rP
+    finally:
+        listener.close()
+        os.unlink(path)
+        os.rmdir(run)
+
+
+GTK_CLIENT = """
+import sys
+import gi
+gi.require_version('SpiceClientGLib', '2.0')
+from gi.repository import GLib, GObject, SpiceClientGLib as Spice
+loop = GLib.MainLoop()
+session = Spice.Session(host="127.0.0.1", port=sys.argv[1])
+# As remote-viewer does: the USB device manager gives usbredir channels
+# their usbredirhost.
+Spice.UsbDeviceManager.get(session)
+def on_event(ch, ev):
+    print("event", ch.get_property("channel-type"), ch.get_property("channel-id"),
+          ev.value_nick, flush=True)
+def on_channel(sess, ch):
+    GObject.Object.connect(ch, "channel-event", on_event)
+    ch.connect()
+GObject.Object.connect(session, "channel-new", on_channel)
+session.connect()
+GLib.timeout_add(4000, loop.quit)
+loop.run()
+session.disconnect()
+print("done", flush=True)
+"""
+
+
+@pytest.mark.timeout(300)
+def test_usbredir_spice_gtk_opens_channel(qemu_factory, guest, helper_binary):
+    """spice-gtk (0.42, with its USB device manager as remote-viewer has)
+    opens usbredir channel 0: qemu's usb-redir connects, spice-gtk's
+    usbredirhost takes qemu's hello without complaint and its own stream
+    passes the helper's check. No USB device is redirected (the test
+    machine has none to give spice-gtk's libusb)."""
+    run = tempfile.mkdtemp(prefix="qs-usbredir-", dir="/tmp")
+    path = os.path.join(run, "usbredir.sock")
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(path)
+    listener.listen(1)
+    try:
+        q = qemu_factory(extra_args=usbredir_args(path, "host"))
+        q.wait_ready(timeout=120)
+        with serving(helper_binary, q, "--disable-ticketing",
+                     f"--usbredir-fd={listener.fileno()}",
+                     pass_fds=[listener.fileno()]) as (h, port):
+            listener.close()
+            res = subprocess.run(["/usr/bin/python3", "-c", GTK_CLIENT, str(port)],
+                                 capture_output=True, text=True, timeout=60,
+                                 stdin=subprocess.DEVNULL)
+            # The client's channels close as it exits; the helper's line
+            # about the chardev follows once the session is torn down.
+            deadline = time.monotonic() + 10
+            while ("the client's usbredir channel ended" not in h.stderr()
+                   and time.monotonic() < deadline):
+                time.sleep(0.05)
+            log = h.stderr()
+        what = f"client: {res.stdout}\n{res.stderr[-2000:]}\nhelper: {log[-2500:]}"
+        assert res.returncode == 0 and "done" in res.stdout, what
+        assert "event 9 0 opened" in res.stdout, what
+        assert "CRITICAL" not in res.stderr and "WARNING" not in res.stderr, what
+        assert "chardev usbredir.0: qemu connected" in log, what
+        assert "closing the client's channel" not in log, what
+        assert "the client's usbredir channel ended" in log, what
     finally:
         listener.close()
         os.unlink(path)
