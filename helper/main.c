@@ -45,6 +45,7 @@ static char *arg_qmp;
 static int arg_console = -1;
 static int arg_control_fd = -1;
 static char **arg_port_fds;
+static char **arg_usbredir_fds;
 static int arg_max_sessions = QS_CHANNELS_DEFAULT_SESSIONS;
 static char *arg_when_full;
 static QsConfineConfig confine_cfg;
@@ -76,6 +77,10 @@ static const GOptionEntry entries[] = {
       "Offer qemu's virtio-serial port NAME as a SPICE port channel, its "
       "chardev reached on the inherited stream socket FD (connected, or "
       "listening for qemu); repeatable", "NAME=FD" },
+    { "usbredir-fd", 0, 0, G_OPTION_ARG_STRING_ARRAY, &arg_usbredir_fds,
+      "Offer qemu's usb-redir device as a SPICE usbredir channel (ids 0, 1, "
+      "... in the order given), its chardev connecting to the inherited "
+      "listening stream socket FD; repeatable", "FD" },
     { "max-sessions", 0, 0, G_OPTION_ARG_INT, &arg_max_sessions,
       "Serve at most N clients at once, each in its own session paced for "
       "its own link (1-16, default 4)", "N" },
@@ -113,6 +118,7 @@ static int print_capabilities(void)
         "view-ticket",     /* view-only clients: --view-ticket-file, --view-ticket-fd */
         "confinement",     /* --user and the rest of --help-confinement */
         "port-fd",         /* --port-fd NAME=FD: virtio-serial ports as port channels */
+        "usbredir-fd",     /* --usbredir-fd FD: usb-redir devices as usbredir channels */
     };
     g_autoptr(GError) error = NULL;
     g_autoptr(GString) out = g_string_new(NULL);
@@ -255,6 +261,40 @@ static gboolean make_bridges(QsVmcBridge **bridges, guint *n, GError **error)
                                : "connected");
         bridges[(*n)++] = qs_vmc_bridge_new(cd, type, id);
     }
+    for (char **spec = arg_usbredir_fds; spec && *spec; spec++) {
+        uint8_t id = (uint8_t)(spec - arg_usbredir_fds);
+        g_autofree char *name = g_strdup_printf("usbredir.%u", id);
+        QsChardev *cd;
+        int fd;
+
+        if (!qs_usbredir_fd_parse(*spec, &fd, error)) {
+            return FALSE;
+        }
+        if (id == QS_USBREDIR_MAX) {
+            g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                        "--usbredir-fd: more than %d usb-redir devices", QS_USBREDIR_MAX);
+            return FALSE;
+        }
+        if (!(cd = qs_chardev_new(name, fd, error))) {
+            return FALSE;
+        }
+        if (!qs_chardev_is_listening(cd)) {
+            /* qemu's usb-redir says hello once per chardev connection, and
+             * a connected socket cannot be opened again for the next client. */
+            qs_chardev_free(cd);
+            g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                        "--usbredir-fd %d: the descriptor is connected, not listening: "
+                        "qemu's usb-redir needs a fresh chardev connection for each "
+                        "client, so qemu must connect to a socket we listen on "
+                        "(-chardev socket,server=off,reconnect=1; libvirt's <source "
+                        "mode='connect'> with <reconnect enabled='yes'>)", fd);
+            return FALSE;
+        }
+        g_string_append_printf(offered, "%s%s (usbredir channel %u, qemu's end connects to us "
+                               "while a client has the channel)",
+                               offered->len ? ", " : "", name, id);
+        bridges[(*n)++] = qs_vmc_bridge_new(cd, SPICE_CHANNEL_USBREDIR, id);
+    }
     if (*n) {
         g_message("offering qemu's chardevs as SPICE channels: %s", offered->str);
     }
@@ -332,7 +372,7 @@ int main(int argc, char **argv)
     QsChannels *channels = NULL;
     QsServer *server = NULL;
     QsChannelsHead heads[QS_DISPLAY_MAX_SERVED];
-    QsVmcBridge *bridges[QS_PORTS_MAX];
+    QsVmcBridge *bridges[QS_PORTS_MAX + QS_USBREDIR_MAX];
     guint n_bridges = 0;
     QsNetConfig net_cfg;
     QsDisplayOptions opts;
@@ -446,7 +486,7 @@ int main(int argc, char **argv)
                                      qs_console_get_cursor(c),
                                      qs_console_get_input(c) };
     }
-    G_STATIC_ASSERT(QS_PORTS_MAX <= QS_CHANNELS_MAX_BRIDGES);
+    G_STATIC_ASSERT(QS_PORTS_MAX + QS_USBREDIR_MAX <= QS_CHANNELS_MAX_BRIDGES);
     channels = qs_channels_new(&(QsChannelsConfig){
         .vm_name = qs_display_get_vm_name(display),
         .vm_uuid = qs_display_get_vm_uuid(display),
@@ -555,6 +595,7 @@ int main(int argc, char **argv)
     g_free(arg_vm);
     g_free(arg_qmp);
     g_strfreev(arg_port_fds);
+    g_strfreev(arg_usbredir_fds);
 #ifdef QS_TEST_CONTROLS
     g_free(arg_test_control);
 #endif

@@ -22,8 +22,13 @@ typedef struct {
     gboolean autostart;
     GString *text;
     GPtrArray *ports;         /* QsDomainPort */
-    /* The <channel> being read: type='unix', its source and target. */
+    GPtrArray *redirdevs;     /* QsDomainPort */
+    /* The <channel> or <redirdev> being read: type='unix', its source and
+     * target. */
     gboolean in_unix_channel;
+    gboolean in_redirdev;
+    gboolean in_dac_seclabel;   /* <seclabel model='dac'> */
+    gint64 qemu_uid, qemu_gid;
     char *chan_mode, *chan_path, *chan_target_type, *chan_target_name;
 } Parse;
 
@@ -62,14 +67,23 @@ static gboolean in_path3(Parse *p, const char *c)
            strcmp(p->stack->pdata[2], c) == 0;
 }
 
-/* <channel type='unix'><source mode= path=/><target type='virtio' name=/>. */
+/* <channel type='unix'><source mode= path=/><target type='virtio' name=/>,
+ * <redirdev bus='usb' type='unix'><source mode= path=/>. */
 static void channel_start(Parse *p, const char *element, const char **names,
                           const char **values)
 {
     const char *type = attr(names, values, "type");
 
+    const char *bus = attr(names, values, "bus");
+
     if (in_path(p, "domain", "devices") && strcmp(element, "channel") == 0) {
         p->in_unix_channel = type && strcmp(type, "unix") == 0;
+    } else if (in_path(p, "domain", "devices") && strcmp(element, "redirdev") == 0) {
+        p->in_redirdev = type && strcmp(type, "unix") == 0 && (!bus || strcmp(bus, "usb") == 0);
+    } else if (p->in_redirdev && in_path3(p, "redirdev") &&
+               strcmp(element, "source") == 0 && !p->chan_path) {
+        p->chan_mode = g_strdup(attr(names, values, "mode"));
+        p->chan_path = g_strdup(attr(names, values, "path"));
     } else if (p->in_unix_channel && in_path3(p, "channel") &&
                strcmp(element, "source") == 0 && !p->chan_path) {
         p->chan_mode = g_strdup(attr(names, values, "mode"));
@@ -83,9 +97,20 @@ static void channel_start(Parse *p, const char *element, const char **names,
 
 static void channel_end(Parse *p, const char *element)
 {
-    if (!in_path(p, "domain", "devices") || strcmp(element, "channel") != 0) {
+    if (!in_path(p, "domain", "devices") ||
+        (strcmp(element, "channel") != 0 && strcmp(element, "redirdev") != 0)) {
         return;
     }
+    if (p->in_redirdev && p->chan_path) {
+        QsDomainPort *dev = g_new0(QsDomainPort, 1);
+
+        dev->name = g_strdup_printf("usbredir.%u", p->redirdevs->len);
+        dev->path = g_steal_pointer(&p->chan_path);
+        /* Read as libvirt writes it; no mode is libvirt's connect. */
+        dev->qemu_listens = p->chan_mode && strcmp(p->chan_mode, "bind") == 0;
+        g_ptr_array_add(p->redirdevs, dev);
+    }
+    p->in_redirdev = FALSE;
     if (p->in_unix_channel && p->chan_path && p->chan_target_name &&
         p->chan_target_type && strcmp(p->chan_target_type, "virtio") == 0) {
         QsDomainPort *port = g_new0(QsDomainPort, 1);
@@ -101,6 +126,22 @@ static void channel_end(Parse *p, const char *element)
     g_clear_pointer(&p->chan_path, g_free);
     g_clear_pointer(&p->chan_target_type, g_free);
     g_clear_pointer(&p->chan_target_name, g_free);
+}
+
+/* The DAC label libvirt writes in the live XML, "+UID:+GID": the user
+ * qemu runs as. Names (without '+') are not looked up: left unknown. */
+static void dac_label(Parse *p, const char *text)
+{
+    g_autofree char *copy = g_strstrip(g_strdup(text));
+    g_auto(GStrv) parts = g_strsplit(copy, ":", 2);
+    guint64 uid, gid;
+
+    if (g_strv_length(parts) == 2 && parts[0][0] == '+' && parts[1][0] == '+' &&
+        g_ascii_string_to_unsigned(parts[0] + 1, 10, 0, G_MAXUINT32 - 1, &uid, NULL) &&
+        g_ascii_string_to_unsigned(parts[1] + 1, 10, 0, G_MAXUINT32 - 1, &gid, NULL)) {
+        p->qemu_uid = (gint64)uid;
+        p->qemu_gid = (gint64)gid;
+    }
 }
 
 /* Our element in <metadata>: <P:console xmlns:P=URI> or <console xmlns=URI>. */
@@ -155,6 +196,11 @@ static void on_start(GMarkupParseContext *ctx, const char *element,
 
         p->autostart = a && (strcmp(a, "yes") == 0 || strcmp(a, "true") == 0);
     }
+    if (in_path(p, "domain", NULL) && strcmp(element, "seclabel") == 0) {
+        const char *model = attr(names, values, "model");
+
+        p->in_dac_seclabel = model && strcmp(model, "dac") == 0;
+    }
     channel_start(p, element, names, values);
     g_ptr_array_add(p->stack, g_strdup(element));
     g_string_truncate(p->text, 0);
@@ -169,6 +215,10 @@ static void on_end(GMarkupParseContext *ctx, const char *element,
     (void)error;
     g_ptr_array_remove_index(p->stack, p->stack->len - 1);
     channel_end(p, element);
+    if (p->in_dac_seclabel && in_path(p, "domain", "seclabel") &&
+        strcmp(element, "label") == 0) {
+        dac_label(p, p->text->str);
+    }
     if (in_path(p, "domain", NULL)) {
         if (strcmp(element, "name") == 0 && !p->name) {
             p->name = g_strstrip(g_strdup(p->text->str));
@@ -203,6 +253,7 @@ static void parse_clear(Parse *p)
     g_string_free(p->other_graphics, TRUE);
     g_string_free(p->text, TRUE);
     g_ptr_array_unref(p->ports);
+    g_ptr_array_unref(p->redirdevs);
     g_free(p->chan_mode);
     g_free(p->chan_path);
     g_free(p->chan_target_type);
@@ -219,6 +270,8 @@ static gboolean run_parser(Parse *p, const char *xml, GError **error)
     p->other_graphics = g_string_new(NULL);
     p->text = g_string_new(NULL);
     p->ports = g_ptr_array_new_with_free_func(port_free);
+    p->qemu_uid = p->qemu_gid = -1;
+    p->redirdevs = g_ptr_array_new_with_free_func(port_free);
     p->id = -1;
     if (len > XML_MAX) {
         g_set_error(error, G_MARKUP_ERROR, G_MARKUP_ERROR_PARSE,
@@ -264,6 +317,10 @@ QsDomainInfo *qs_domain_info_parse(const char *xml, GError **error)
     info->graphics_index = p.dbus_index;
     info->ports = g_steal_pointer(&p.ports);
     p.ports = g_ptr_array_new();
+    info->redirdevs = g_steal_pointer(&p.redirdevs);
+    info->qemu_uid = p.qemu_uid;
+    info->qemu_gid = p.qemu_gid;
+    p.redirdevs = g_ptr_array_new();
     if (!p.found_dbus) {
         g_set_error(error, G_IO_ERROR, G_IO_ERROR_NOT_SUPPORTED,
                     "domain '%s' has no D-Bus display%s%s%s: %s", info->name,
@@ -324,6 +381,9 @@ void qs_domain_info_free(QsDomainInfo *info)
     if (info->ports) {
         g_ptr_array_unref(info->ports);
     }
+    if (info->redirdevs) {
+        g_ptr_array_unref(info->redirdevs);
+    }
     g_free(info);
 }
 
@@ -382,4 +442,17 @@ char *qs_console_metadata_xml(const QsConsoleMeta *m)
     }
     g_string_append(s, "/>");
     return g_string_free(s, FALSE);
+}
+
+gboolean qs_domain_redirdev_usable(const QsDomainPort *redirdev, const char **why)
+{
+    if (redirdev->qemu_listens) {
+        *why = "qemu listens on its socket (mode='bind'): qemu's usb-redir says "
+               "hello once per connection, so each client needs qemu to connect "
+               "anew; use <source mode='connect' path=...> with <reconnect "
+               "enabled='yes' timeout='1'/>";
+        return FALSE;
+    }
+    *why = NULL;
+    return TRUE;
 }

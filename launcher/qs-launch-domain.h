@@ -31,6 +31,12 @@ typedef struct {
     char *bus_path;          /* QS_DISPLAY_BUS: its unix socket path */
     gboolean autostart;      /* our metadata element says autostart='yes' */
     GPtrArray *ports;        /* QsDomainPort, in document order */
+    /* <redirdev bus='usb' type='unix'>: QsDomainPort named "usbredir.N"
+     * (N counting these), in document order. */
+    GPtrArray *redirdevs;
+    /* The user and group qemu runs as, from the live XML's
+     * <seclabel model='dac'><label>+UID:+GID</label>; -1: not said. */
+    gint64 qemu_uid, qemu_gid;
 } QsDomainInfo;
 
 /* Parses the XML. Fails, saying what XML the domain needs, when there is no
@@ -44,6 +50,9 @@ void qs_domain_info_free(QsDomainInfo *info);
  * (libvirt's own guest-agent channel, the SPICE agent's port that the
  * helper does not pass through yet, a socket qemu connects out to). */
 gboolean qs_domain_port_usable(const QsDomainPort *port, const char **why);
+/* Whether the launcher listens on REDIRDEV's socket for the helper; if
+ * not, *why says why (qemu listens on it itself). */
+gboolean qs_domain_redirdev_usable(const QsDomainPort *redirdev, const char **why);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(QsDomainInfo, qs_domain_info_free)
 
 typedef struct {

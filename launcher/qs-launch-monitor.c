@@ -172,11 +172,13 @@ static gboolean spawn(Session *s, GError **error)
     /* set-ticket --rights view left one for a restarted helper. */
     g_autofree char *view = qs_view_ticket_path(s->cfg, s->st->domain);
     int display_fd = open_display(s, error);
-    QsSpawnPort ports[QS_SPAWN_MAX_PORTS];
-    /* Each start connects anew: the previous helper's connections closed
-     * with it, and qemu takes the next one. */
+    QsSpawnPort ports[QS_SPAWN_MAX_CHARDEVS];
+    /* Each start connects (and listens) anew: the previous helper's
+     * connections closed with it, and qemu takes the next one. */
     guint n_ports = display_fd >= 0 || s->info->mode == QS_DISPLAY_BUS
-                        ? qs_launch_open_ports(s->info, ports) : 0;
+                        ? qs_launch_open_redirdevs(s->info, ports,
+                                                   qs_launch_open_ports(s->info, ports))
+                        : 0;
     QsSpawnSpec spec = {
         .helper_path = s->cfg->helper_path,
         .display_fd = display_fd,

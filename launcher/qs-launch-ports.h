@@ -12,3 +12,9 @@
  * on: a port is no reason not to serve the console. */
 guint qs_launch_open_ports(const QsDomainInfo *info, QsSpawnPort *out);
 void qs_launch_close_ports(QsSpawnPort *ports, guint n);
+/* Listens, for qemu's usb-redir to connect, on the socket path of each
+ * usable redirdev of `info` (qs_domain_redirdev_usable), at most
+ * QS_SPAWN_MAX_USBREDIR, appending to `out` (which has `n` entries);
+ * returns the new count. Each start listens anew: a stale socket at the
+ * path is replaced. Skipped ones are logged with why. */
+guint qs_launch_open_redirdevs(const QsDomainInfo *info, QsSpawnPort *out, guint n);

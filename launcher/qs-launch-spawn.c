@@ -26,7 +26,7 @@
 #define FD_CONTROL 7
 #define FD_EXEC_ERR 8
 #define FD_PORT0 9
-#define N_FDS (6 + QS_SPAWN_MAX_PORTS)
+#define N_FDS (6 + QS_SPAWN_MAX_CHARDEVS)
 
 int qs_bind_listener(const char *addr, guint min, guint max, guint *port,
                      GError **error)
@@ -334,10 +334,12 @@ pid_t qs_spawn_helper(const QsSpawnSpec *s, GError **error)
     if (s->control_fd >= 0) {
         g_ptr_array_add(argv, g_strdup("--control-fd=7"));
     }
-    g_assert(s->n_ports <= QS_SPAWN_MAX_PORTS);
+    g_assert(s->n_ports <= QS_SPAWN_MAX_CHARDEVS);
     for (guint i = 0; i < s->n_ports; i++) {
-        g_ptr_array_add(argv, g_strdup_printf("--port-fd=%s=%u", s->ports[i].name,
-                                              FD_PORT0 + i));
+        g_ptr_array_add(argv, s->ports[i].usbredir
+                              ? g_strdup_printf("--usbredir-fd=%u", FD_PORT0 + i)
+                              : g_strdup_printf("--port-fd=%s=%u", s->ports[i].name,
+                                                FD_PORT0 + i));
     }
     if (geteuid() == 0) {
         struct passwd *pw = getpwuid(s->uid);

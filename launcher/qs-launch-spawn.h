@@ -23,12 +23,15 @@ gboolean qs_ticket_write_file(const char *path, const char *password,
 gboolean qs_tls_prepare(const char *dir, const char *private_dir, uid_t uid,
                         gid_t gid, GError **error);
 
-/* At most as many ports as the helper takes. */
+/* At most as many ports and usb-redir devices as the helper takes. */
 #define QS_SPAWN_MAX_PORTS 16
+#define QS_SPAWN_MAX_USBREDIR 8
+#define QS_SPAWN_MAX_CHARDEVS (QS_SPAWN_MAX_PORTS + QS_SPAWN_MAX_USBREDIR)
 
 typedef struct {
-    const char *name;          /* the virtio-serial port's name */
-    int fd;                    /* connected to its chardev */
+    const char *name;          /* the virtio-serial port's name, or "usbredir.N" */
+    int fd;                    /* connected to its chardev, or listening for qemu */
+    gboolean usbredir;         /* --usbredir-fd rather than --port-fd */
 } QsSpawnPort;
 
 typedef struct {
@@ -50,11 +53,12 @@ typedef struct {
     uid_t uid;
     gid_t gid;
     int log_fd;
-    const QsSpawnPort *ports;  /* --port-fd, at most QS_SPAWN_MAX_PORTS */
+    const QsSpawnPort *ports;  /* --port-fd and --usbredir-fd, at most
+                                * QS_SPAWN_MAX_CHARDEVS */
     guint n_ports;
 } QsSpawnSpec;
 
 /* Starts the helper with exactly these descriptors (3 display, 4 plain
  * listener, 5 TLS listener, 6 ticket pipe, 7 control socket, 9... the
- * ports) and nothing else open. */
+ * ports and usb-redir sockets) and nothing else open. */
 pid_t qs_spawn_helper(const QsSpawnSpec *spec, GError **error);

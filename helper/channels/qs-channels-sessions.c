@@ -119,8 +119,11 @@ static QsClientInfo *client_info(QsChannels *hub, QsSession *s)
     add_name(info, names, s->record, "record", 0);
     for (guint i = 0; i < hub->ctx.n_bridges; i++) {
         if (s->vmcs[i]) {
-            g_ptr_array_add(names, g_strdup_printf("port:%s",
-                                                   qs_vmc_bridge_get_name(hub->ctx.bridges[i])));
+            QsVmcBridge *b = hub->ctx.bridges[i];
+
+            g_ptr_array_add(names, qs_vmc_bridge_get_channel_type(b) == SPICE_CHANNEL_USBREDIR
+                                   ? g_strdup_printf("usbredir:%u", qs_vmc_bridge_get_channel_id(b))
+                                   : g_strdup_printf("port:%s", qs_vmc_bridge_get_name(b)));
             info->bytes_sent += s->vmcs[i]->sent_bytes;
         }
     }

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* A chardev bridged to a SPICE spicevmc channel: SPICEVMC_DATA both ways, each side read only while the other side's queue has room. */
+/* A chardev bridged to a SPICE spicevmc channel: SPICEVMC_DATA both ways, each side read only while the other side's queue has room; for usbredir, one chardev connection per client channel. */
 #include "channels/qs-vmc-bridge.h"
 #include "channels/qs-channel.h"
 #include "channels/qs-session.h"
+#include "channels/qs-usbredir-check.h"
 
 #include <spice/enums.h>
 
@@ -12,6 +13,13 @@ struct QsVmcBridge {
     uint8_t channel_id;
     QsChannel *ch;              /* the attached client channel, or NULL */
     gboolean told_dropped;      /* since qemu's end last opened */
+    /* usbredir: qemu's usb-redir sends its hello once per chardev
+     * connection and takes the device away when it closes, so each client
+     * channel gets a connection of its own: qemu's is taken only while a
+     * channel is attached and ended when it goes. */
+    gboolean per_client;
+    GByteArray *pending;        /* per_client: the client's bytes before qemu's hello */
+    QsUsbredirCheck *check;     /* per_client: of the current chardev connection */
     QsVmcBridgeStats stats;
 };
 
@@ -24,8 +32,43 @@ static void steer(QsVmcBridge *b)
 
     qs_chardev_set_reading(b->chardev, client_room);
     if (b->ch) {
-        qs_conn_set_reading(b->ch->conn,
-                            qs_chardev_get_queued(b->chardev) < QS_VMC_QEMU_QUEUE);
+        qs_conn_set_reading(b->ch->conn, qs_chardev_get_queued(b->chardev) +
+                                         b->pending->len < QS_VMC_QEMU_QUEUE);
+    }
+}
+
+/* per_client: the client's bytes go to qemu only as far as qemu's
+ * usb-redir can parse them (qs-usbredir-check.h says why); otherwise the
+ * client's channel is closed and qemu gets none of them. */
+static void to_qemu_checked(QsVmcBridge *b, const uint8_t *data, gsize len)
+{
+    g_autoptr(GError) error = NULL;
+
+    if (!qs_usbredir_check_from_client(b->check, data, len, &error)) {
+        g_message("%s: %s; closing the client's channel", qs_vmc_bridge_get_name(b),
+                  error->message);
+        qs_channel_close(b->ch, error->message);
+        return;
+    }
+    qs_chardev_write(b->chardev, data, len);
+    b->stats.to_qemu += len;
+}
+
+static void watch_qemu_hello(QsVmcBridge *b, const guint8 *data, gsize len)
+{
+    g_autoptr(GError) error = NULL;
+
+    if (!qs_usbredir_check_from_qemu(b->check, data, len, &error)) {
+        g_message("%s: %s; closing the client's channel", qs_vmc_bridge_get_name(b),
+                  error->message);
+        qs_channel_close(b->ch, error->message);
+        return;
+    }
+    if (qs_usbredir_check_ready(b->check) && b->pending->len) {
+        g_autoptr(GByteArray) early = g_steal_pointer(&b->pending);
+
+        b->pending = g_byte_array_new();
+        to_qemu_checked(b, early->data, early->len);
     }
 }
 
@@ -36,6 +79,9 @@ static void on_data(QsChardev *cd, const guint8 *data, gsize len, gpointer user_
     (void)cd;
     if (!b->ch) {
         return;                 /* not reading without a channel: cannot happen */
+    }
+    if (b->per_client && !qs_usbredir_check_ready(b->check)) {
+        watch_qemu_hello(b, data, len);
     }
     if (qs_channel_send(b->ch, SPICE_MSG_SPICEVMC_DATA, g_bytes_new(data, len))) {
         b->stats.to_client += len;
@@ -55,6 +101,11 @@ static void on_opened(QsChardev *cd, gpointer user_data)
 
     (void)cd;
     b->told_dropped = FALSE;
+    if (b->per_client) {
+        /* Each connection starts with qemu's hello. */
+        qs_usbredir_check_free(b->check);
+        b->check = qs_usbredir_check_new();
+    }
     if (b->ch) {
         qs_vmc_channel_qemu_state(b->ch, TRUE);
     }
@@ -66,8 +117,18 @@ static void on_closed(QsChardev *cd, const char *reason, gboolean for_good,
 {
     QsVmcBridge *b = user_data;
 
-    (void)cd, (void)reason, (void)for_good;
-    if (b->ch) {
+    (void)cd, (void)for_good;
+    g_clear_pointer(&b->check, qs_usbredir_check_free);
+    if (b->ch && b->per_client) {
+        /* The client's usbredir parser spoke to the connection that went:
+         * a new one needs a new client channel. */
+        QsChannel *ch = g_steal_pointer(&b->ch);
+        g_autofree char *why = g_strdup_printf("qemu's usb-redir chardev %s closed (%s)",
+                                               qs_vmc_bridge_get_name(b), reason);
+
+        qs_chardev_set_accepting(b->chardev, FALSE);
+        qs_channel_close(ch, why);
+    } else if (b->ch) {
         qs_vmc_channel_qemu_state(b->ch, FALSE);
     }
     steer(b);
@@ -87,6 +148,11 @@ QsVmcBridge *qs_vmc_bridge_new(QsChardev *chardev, uint8_t channel_type,
     b->chardev = chardev;
     b->channel_type = channel_type;
     b->channel_id = channel_id;
+    b->per_client = channel_type == SPICE_CHANNEL_USBREDIR;
+    b->pending = g_byte_array_new();
+    if (b->per_client) {
+        qs_chardev_set_accepting(chardev, FALSE);
+    }
     /* drained fires when qemu's queue falls below the mark the client's
      * reading stops at. */
     qs_chardev_set_low_water(chardev, QS_VMC_QEMU_QUEUE);
@@ -103,6 +169,8 @@ void qs_vmc_bridge_free(QsVmcBridge *b)
      * session detaches its channels before the bridges go. */
     g_warn_if_fail(b->ch == NULL);
     qs_chardev_free(b->chardev);
+    qs_usbredir_check_free(b->check);
+    g_byte_array_unref(b->pending);
     g_free(b);
 }
 
@@ -130,7 +198,14 @@ void qs_vmc_bridge_attach(QsVmcBridge *b, QsChannel *ch)
 {
     if (b->ch && b->ch != ch) {
         /* Its closing detaches nothing: the bridge is no longer its. */
-        qs_channel_close(b->ch, "a newer channel took this chardev");
+        qs_channel_close(g_steal_pointer(&b->ch), "a newer channel took this chardev");
+    }
+    if (b->per_client) {
+        g_byte_array_set_size(b->pending, 0);
+        if (qs_chardev_is_open(b->chardev)) {
+            qs_chardev_disconnect(b->chardev, "a newer client channel takes the device");
+        }
+        qs_chardev_set_accepting(b->chardev, TRUE);
     }
     b->ch = ch;
     /* writable fires when the client's queue falls below our mark. */
@@ -143,6 +218,14 @@ void qs_vmc_bridge_detach(QsVmcBridge *b, QsChannel *ch)
 {
     if (b->ch == ch) {
         b->ch = NULL;
+        if (b->per_client) {
+            /* qemu's usb-redir takes the device out of the guest. */
+            g_byte_array_set_size(b->pending, 0);
+            qs_chardev_set_accepting(b->chardev, FALSE);
+            if (qs_chardev_is_open(b->chardev)) {
+                qs_chardev_disconnect(b->chardev, "the client's usbredir channel ended");
+            }
+        }
         steer(b);
     }
 }
@@ -154,7 +237,18 @@ QsChannel *qs_vmc_bridge_get_channel(QsVmcBridge *b)
 
 void qs_vmc_bridge_from_client(QsVmcBridge *b, const uint8_t *data, gsize len)
 {
-    if (len == 0) {
+    if (len == 0 || (b->per_client && (!b->ch || qs_conn_is_closed(b->ch->conn)))) {
+        return;                 /* a refused stream's later bytes go nowhere */
+    }
+    if (b->per_client && !(b->check && qs_usbredir_check_ready(b->check))) {
+        /* Bounded by steer(): the client is read only below the mark. */
+        g_byte_array_append(b->pending, data, (guint)len);
+        steer(b);
+        return;
+    }
+    if (b->per_client) {
+        to_qemu_checked(b, data, len);
+        steer(b);
         return;
     }
     if (!qs_chardev_write(b->chardev, data, len)) {

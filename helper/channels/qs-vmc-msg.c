@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* PORT_INIT and PORT_EVENT bodies, and the NAME=FD descriptors of --port-fd. */
+/* PORT_INIT and PORT_EVENT bodies, the NAME=FD descriptors of --port-fd and --usbredir-fd's FD. */
 #include "channels/qs-vmc-msg.h"
 #include "channels/qs-wire.h"
 
@@ -31,11 +31,34 @@ static gboolean name_char(char c)
     return g_ascii_isalnum(c) || c == '.' || c == '_' || c == '-';
 }
 
+/* Decimal digits only, at most INT_MAX. */
+static gboolean fd_number(const char *digits, int *fd)
+{
+    gsize n = strlen(digits);
+
+    if (n == 0 || n > 10 || strspn(digits, "0123456789") != n ||
+        g_ascii_strtoull(digits, NULL, 10) > INT_MAX) {
+        return FALSE;
+    }
+    *fd = (int)g_ascii_strtoull(digits, NULL, 10);
+    return TRUE;
+}
+
+gboolean qs_usbredir_fd_parse(const char *text, int *fd, GError **error)
+{
+    if (!fd_number(text, fd)) {
+        g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                    "--usbredir-fd '%s': expected a descriptor number", text);
+        return FALSE;
+    }
+    return TRUE;
+}
+
 gboolean qs_port_spec_parse(const char *text, char **name, int *fd, GError **error)
 {
     const char *eq = strrchr(text, '=');
     const char *digits;
-    guint64 v;
+    int v;
     gsize n;
 
     if (!eq || eq == text) {
@@ -59,8 +82,7 @@ gboolean qs_port_spec_parse(const char *text, char **name, int *fd, GError **err
         }
     }
     digits = eq + 1;
-    if (!*digits || strlen(digits) > 10 || strspn(digits, "0123456789") != strlen(digits) ||
-        (v = g_ascii_strtoull(digits, NULL, 10)) > INT_MAX) {
+    if (!fd_number(digits, &v)) {
         g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
                     "--port-fd: '%s' after the port name is not a descriptor number", digits);
         return FALSE;
@@ -73,7 +95,7 @@ gboolean qs_port_spec_parse(const char *text, char **name, int *fd, GError **err
         return FALSE;
     }
     *name = g_strndup(text, n);
-    *fd = (int)v;
+    *fd = v;
     return TRUE;
 }
 

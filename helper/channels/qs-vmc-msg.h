@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* The port channel's server messages, and the command line's port descriptors (NAME=FD). */
+/* The port channel's server messages, and the command line's chardev descriptors (--port-fd NAME=FD, --usbredir-fd FD). */
 #pragma once
 
 #include <glib.h>
@@ -10,6 +10,9 @@
 #define QS_PORT_NAME_MAX 127
 /* Ports bridged at most (each a SPICE channel id). */
 #define QS_PORTS_MAX 16
+/* usbredir channels at most (libvirt's domains have a few redirdevs;
+ * spice-gtk opens every usbredir channel offered). */
+#define QS_USBREDIR_MAX 8
 
 /* The name spice-gtk's folder sharing (its webdav channel) serves, and
  * the guest agent's port, which is not a port channel. */
@@ -26,6 +29,9 @@ GBytes *qs_msg_port_event(uint8_t event);
  * [A-Za-z0-9._-], FD a descriptor number (decimal, >= 0). The agent's
  * port is refused, with why. */
 gboolean qs_port_spec_parse(const char *text, char **name, int *fd, GError **error);
+
+/* --usbredir-fd's FD: a descriptor number (decimal, >= 0). */
+gboolean qs_usbredir_fd_parse(const char *text, int *fd, GError **error);
 
 /* Which SPICE channel carries port `name`: WEBDAV for QS_PORT_WEBDAV (what
  * spice-gtk's folder sharing opens), PORT for any other. */

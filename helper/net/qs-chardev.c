@@ -25,6 +25,7 @@ struct QsChardev {
     gpointer conn_tag;
 
     gboolean reading;
+    gboolean accepting;         /* a listening descriptor takes qemu's connection */
     gboolean hup;               /* qemu hung up; what it wrote is still to read */
     GByteArray *out;            /* bytes for qemu from out_off on */
     gsize out_off;
@@ -42,7 +43,7 @@ static void update(QsChardev *cd)
 
     if (cd->listen_tag) {
         g_source_modify_unix_fd(&src->source, cd->listen_tag,
-                                cd->fd < 0 ? G_IO_IN : 0);
+                                cd->fd < 0 && cd->accepting ? G_IO_IN : 0);
     }
     if (cd->fd < 0) {
         return;
@@ -243,6 +244,7 @@ QsChardev *qs_chardev_new(const char *name, int fd, GError **error)
     cd->fd = listening ? -1 : fd;
     cd->out = g_byte_array_new();
     cd->low_water = DEFAULT_LOW_WATER;
+    cd->accepting = TRUE;
     cd->source = g_source_new(&source_funcs, sizeof(ChardevSource));
     ((ChardevSource *)cd->source)->cd = cd;
     g_source_set_name(cd->source, "qs-chardev");
@@ -316,6 +318,20 @@ gboolean qs_chardev_write(QsChardev *cd, const guint8 *data, gsize len)
      * the caller that is writing. */
     update(cd);
     return TRUE;
+}
+
+void qs_chardev_set_accepting(QsChardev *cd, gboolean accepting)
+{
+    accepting = !!accepting;
+    if (cd->accepting != accepting) {
+        cd->accepting = accepting;
+        update(cd);
+    }
+}
+
+void qs_chardev_disconnect(QsChardev *cd, const char *reason)
+{
+    drop_connection(cd, reason);
 }
 
 gsize qs_chardev_get_queued(QsChardev *cd)

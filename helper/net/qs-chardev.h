@@ -54,6 +54,15 @@ gboolean qs_chardev_is_listening(QsChardev *cd);
  * the socket and, once it is full, in qemu. */
 void qs_chardev_set_reading(QsChardev *cd, gboolean reading);
 
+/* Whether a listening descriptor accepts qemu's connection (on at start).
+ * Off, qemu's connect waits in the listen backlog: what it writes then
+ * is read once accepting is on again. */
+void qs_chardev_set_accepting(QsChardev *cd, gboolean accepting);
+/* Ends the connection to qemu now, as if qemu had closed it (the closed
+ * handler runs, `reason` is logged): on a listening descriptor qemu's
+ * chardev sees its peer go and may connect again. */
+void qs_chardev_disconnect(QsChardev *cd, const char *reason);
+
 /* Queues bytes for qemu. FALSE (nothing queued) while not connected. The
  * caller bounds the queue by pausing its source at its own mark. */
 gboolean qs_chardev_write(QsChardev *cd, const guint8 *data, gsize len);

@@ -5,7 +5,7 @@ not, exactly as a test tells it. spice-gtk cannot misbehave on purpose; this
 can. No tests here.
 
 Only what a misbehaving client needs: the link (header, SpiceLinkMess, the
-RSA-OAEP-SHA1 ticket of an empty password), mini-header messages, and the
+RSA-OAEP-SHA1 ticket of a password, empty by default), mini-header messages, and the
 base messages (SET_ACK, PING; ACK_SYNC, ACK, PONG), and a port channel's
 SPICEVMC_DATA both ways."""
 
@@ -51,7 +51,7 @@ def _recv_exact(sock, n):
     return bytes(buf)
 
 
-def link(port, channel_type, connection_id=0, host="127.0.0.1"):
+def link(port, channel_type, connection_id=0, host="127.0.0.1", password=""):
     """A linked channel socket (blocking, no timeout), or LinkError."""
     sock = socket.create_connection((host, port), timeout=LINK_TIMEOUT)
     try:
@@ -66,7 +66,7 @@ def link(port, channel_type, connection_id=0, host="127.0.0.1"):
         if err:
             raise LinkError(f"link refused: error {err}")
         key = serialization.load_der_public_key(body[4:166])
-        ticket = key.encrypt(b"\0", padding.OAEP(mgf=padding.MGF1(hashes.SHA1()),
+        ticket = key.encrypt(password.encode() + b"\0", padding.OAEP(mgf=padding.MGF1(hashes.SHA1()),
                                                  algorithm=hashes.SHA1(), label=None))
         sock.sendall(struct.pack("<I", AUTH_SPICE) + ticket)
         result = struct.unpack("<I", _recv_exact(sock, 4))[0]

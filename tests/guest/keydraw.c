@@ -152,6 +152,7 @@ int main(void)
     kd_echo_start();
     kd_beep_start();
     kd_record_start();
+    kd_usb_start();
     run(&fb, mode, fps, resize);
     return 0;
 }

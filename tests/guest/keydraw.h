@@ -91,6 +91,10 @@ int kd_vport_wait(const char *name, char *dev, size_t len, int wait_s);
 /* keydraw-beep.c: keydraw.beep=HZ, a PC-speaker tone (2 s on, 1 s off). */
 void kd_beep_start(void);
 
+/* keydraw-usb.c: keydraw.usb=1, USB lines as devices are enumerated and
+ * go ("USB add BUS-PORT VVVV:PPPP product=...", "USB remove ..."). */
+void kd_usb_start(void);
+
 /* keydraw-record.c: keydraw.record=1, captures from /dev/dsp (AC97) and
  * prints RECORD lines with the pitch and level of every 0.5 s. */
 void kd_record_start(void);

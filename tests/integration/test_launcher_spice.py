@@ -50,6 +50,19 @@ def attached(libvirtd, env, guest, name, attach="--no-supervise"):
     return name, st
 
 
+def wait_serial_count(env, name, needle, count, timeout=60):
+    """The guest's serial file has `needle` at least `count` times."""
+    path = env.dir / f"{name}.serial"
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if path.exists() and path.read_text(errors="replace").count(needle) >= count:
+            return
+        time.sleep(0.2)
+    text = path.read_text(errors="replace") if path.exists() else ""
+    raise AssertionError(f"'{needle}' not {count} times on {path} within {timeout}s: "
+                         f"{[l for l in text.splitlines() if 'FPS' not in l][-15:]}")
+
+
 def run_client(test_client, *args, timeout=60):
     return subprocess.run([str(test_client), "--timeout", "30", *map(str, args)],
                           stdout=subprocess.PIPE, stderr=subprocess.PIPE,
@@ -169,6 +182,53 @@ def test_real_helper_ports(libvirtd, guest, paths, helper_binary):
         what = f"client: {lines}\n{stderr[-2000:]}\nlog: {env.log(name)[-3000:]}"
         received = [l.split() for l in lines if l.startswith("received ")]
         assert received and received[0][3] == "exact", what
+        env.run("detach", name, check=True)
+    finally:
+        env.cleanup()
+
+
+def test_real_helper_usbredir(libvirtd, guest, paths, helper_binary):
+    """A <redirdev bus='usb' type='unix'> with mode='connect', as
+    docs/operations.md shows it: the launcher listens on its path and
+    passes the socket, qemu's usb-redir connects, and a raw client with
+    qs-usbredir-dev behind its usbredir channel (usbredir_support.py) gets
+    the device enumerated by the guest and removed when it leaves."""
+    from usbredir_support import DEVICE, PRODUCT, UsbClient, device_binary
+
+    dev_binary = device_binary(paths)
+    env = LauncherEnv(paths, helper=helper_binary)
+    try:
+        # qemu runs as libvirt's qemu user: it must reach the socket (the
+        # launcher gives the socket itself to that user).
+        env.dir.chmod(0o711)
+        sock = env.dir / "usbredir0.sock"
+        devices = ("<controller type='usb' index='0' model='qemu-xhci'/>"
+                   "<redirdev bus='usb' type='unix'>"
+                   f"<source mode='connect' path='{sock}'>"
+                   "<reconnect enabled='yes' timeout='1'/></source></redirdev>")
+        name = start_domain(libvirtd, "qs-test-launch-usbredir", guest, env.dir,
+                            persistent=False, devices=devices, cmdline_extra="keydraw.usb=1")
+        res = env.run("attach", name, "--no-supervise")
+        assert res.returncode == 0, res.stderr
+        st = env.state(name)
+        password = (env.run_dir / f"{name}.ticket").read_text().splitlines()[0]
+        wait_log(env, name, "offering qemu's chardevs as SPICE channels: usbredir.0 "
+                            "(usbredir channel 0")
+        wait_serial_count(env, name, "NOTE input-modules", 1, timeout=90)
+        client = UsbClient(st["port"], dev_binary, password=password)
+        try:
+            wait_serial_count(env, name, f"{DEVICE} product={PRODUCT}", 1)
+        except AssertionError as e:
+            dev_log = client.close()
+            client = None
+            raise AssertionError(f"{e}\ndevice: {dev_log}\nlog: {env.log(name)[-2500:]}\n"
+                                 f"socket: {sock.exists()} {list(env.dir.iterdir())}") from e
+        finally:
+            if client:
+                dev_log = client.close()
+        wait_serial_count(env, name, "USB remove", 1, timeout=30)
+        assert f"connected {DEVICE}" in dev_log, dev_log
+        assert "chardev usbredir.0: qemu connected" in env.log(name), env.log(name)[-2000:]
         env.run("detach", name, check=True)
     finally:
         env.cleanup()

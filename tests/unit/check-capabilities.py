@@ -20,6 +20,7 @@ OPTIONS = {
     "view-ticket": ["--view-ticket-file", "--view-ticket-fd"],
     "confinement": ["--user", "--confine"],
     "port-fd": ["--port-fd"],
+    "usbredir-fd": ["--usbredir-fd"],
     "tls": ["--tls-listen-fd", "--tls-dir"],
 }
 

@@ -82,6 +82,52 @@ static void test_ports(void)
     }
 }
 
+/* <redirdev bus='usb' type='unix'>: numbered in document order, usable
+ * only where qemu connects (no mode is libvirt's connect). */
+static void test_redirdevs(void)
+{
+    g_autoptr(GError) err = NULL;
+    g_autoptr(QsDomainInfo) i = qs_domain_info_parse(
+        HEAD "<devices><graphics type='dbus' p2p='yes'/>"
+        "<redirdev bus='usb' type='unix'><source mode='connect' path='/run/u0.sock'>"
+        "<reconnect enabled='yes' timeout='1'/></source>"
+        "<alias name='redir0'/><address type='usb' bus='0' port='2'/></redirdev>"
+        "<redirdev bus='usb' type='spicevmc'><alias name='redir1'/></redirdev>"
+        "<redirdev type='unix'><source mode='bind' path='/run/u1.sock'/></redirdev>"
+        "<redirdev bus='usb' type='unix'><source path='/run/u2.sock'/></redirdev>"
+        "<channel type='unix'><source mode='bind' path='/tmp/p.sock'/>"
+        "<target type='virtio' name='org.example.p'/></channel>"
+        "</devices>"
+        "<seclabel type='dynamic' model='selinux' relabel='yes'>"
+        "<label>system_u:system_r:svirt_t:s0:c1,c2</label></seclabel>"
+        "<seclabel type='dynamic' model='dac' relabel='yes'>"
+        "<label>+64055:+108</label><imagelabel>+64055:+108</imagelabel></seclabel>"
+        "</domain>", &err);
+    static const struct {
+        const char *name, *path;
+        gboolean usable;
+    } want[] = {
+        { "usbredir.0", "/run/u0.sock", TRUE },
+        { "usbredir.1", "/run/u1.sock", FALSE },
+        { "usbredir.2", "/run/u2.sock", TRUE },
+    };
+
+    g_assert_no_error(err);
+    g_assert_cmpint(i->qemu_uid, ==, 64055);
+    g_assert_cmpint(i->qemu_gid, ==, 108);
+    g_assert_cmpuint(i->ports->len, ==, 1);
+    g_assert_cmpuint(i->redirdevs->len, ==, G_N_ELEMENTS(want));
+    for (guint k = 0; k < G_N_ELEMENTS(want); k++) {
+        const QsDomainPort *dev = g_ptr_array_index(i->redirdevs, k);
+        const char *why = NULL;
+
+        g_assert_cmpstr(dev->name, ==, want[k].name);
+        g_assert_cmpstr(dev->path, ==, want[k].path);
+        g_assert_cmpint(qs_domain_redirdev_usable(dev, &why), ==, want[k].usable);
+        g_assert_true(want[k].usable ? why == NULL : strstr(why, "mode='connect'") != NULL);
+    }
+}
+
 static void test_bus(void)
 {
     g_autoptr(GError) err = NULL;
@@ -92,6 +138,7 @@ static void test_bus(void)
 
     g_assert_no_error(err);
     g_assert_cmpint(i->mode, ==, QS_DISPLAY_BUS);
+    g_assert_cmpint(i->qemu_uid, ==, -1);       /* no DAC label: not known */
     g_assert_cmpstr(i->bus_path, ==, "/run/libvirt/qemu/dbus/3-vm1-dbus.sock");
     g_assert_cmpstr(i->bus_address, ==,
                     "unix:path=/run/libvirt/qemu/dbus/3-vm1-dbus.sock");
@@ -201,6 +248,7 @@ int main(int argc, char **argv)
     g_test_add_func("/launcher/domain/p2p", test_p2p);
     g_test_add_func("/launcher/domain/bus", test_bus);
     g_test_add_func("/launcher/domain/ports", test_ports);
+    g_test_add_func("/launcher/domain/redirdevs", test_redirdevs);
     g_test_add_func("/launcher/domain/errors", test_errors);
     g_test_add_func("/launcher/domain/malformed", test_malformed);
     g_test_add_func("/launcher/domain/metadata-opt-in", test_metadata_opt_in);
