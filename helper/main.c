@@ -17,10 +17,10 @@
 #include "display/qs-console.h"
 #include "display/qs-display.h"
 #include "display/qs-ui-info.h"
-#include "net/qs-chardev.h"
 #include "net/qs-net-config.h"
 #include "net/qs-server.h"
 #include "net/qs-tls.h"
+#include "qs-helper-bridges.h"
 #include "qs-helper-control.h"
 #include "qs-confine.h"
 #ifdef QS_TEST_CONTROLS
@@ -119,6 +119,7 @@ static int print_capabilities(void)
         "confinement",     /* --user and the rest of --help-confinement */
         "port-fd",         /* --port-fd NAME=FD: virtio-serial ports as port channels */
         "usbredir-fd",     /* --usbredir-fd FD: usb-redir devices as usbredir channels */
+        "token-keys",      /* signed console tokens: --token-keys-file, --token-keys-fd */
     };
     g_autoptr(GError) error = NULL;
     g_autoptr(GString) out = g_string_new(NULL);
@@ -218,94 +219,6 @@ static const QsAgentMonitorsOps monitors_ops = { .configure = on_monitor };
 static void on_ui_info_done(gboolean applied, gpointer channels)
 {
     qs_agent_monitors_done(channels, applied);
-}
-
-/* One bridge per --port-fd, on the descriptors the launcher opened, and
- * one line saying what the client will be offered. */
-static gboolean make_bridges(QsVmcBridge **bridges, guint *n, GError **error)
-{
-    g_autoptr(GString) offered = g_string_new(NULL);
-    uint8_t next_port_id = 0;
-
-    *n = 0;
-    for (char **spec = arg_port_fds; spec && *spec; spec++) {
-        g_autofree char *name = NULL;
-        QsChardev *cd;
-        uint8_t type, id;
-        int fd;
-
-        if (!qs_port_spec_parse(*spec, &name, &fd, error)) {
-            return FALSE;
-        }
-        if (*n == QS_PORTS_MAX) {
-            g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
-                        "--port-fd: more than %d ports", QS_PORTS_MAX);
-            return FALSE;
-        }
-        for (guint i = 0; i < *n; i++) {
-            if (g_str_equal(qs_vmc_bridge_get_name(bridges[i]), name)) {
-                g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
-                            "--port-fd: port %s given twice", name);
-                return FALSE;
-            }
-        }
-        if (!(cd = qs_chardev_new(name, fd, error))) {
-            return FALSE;
-        }
-        type = qs_port_channel_type(name);
-        id = type == SPICE_CHANNEL_WEBDAV ? 0 : next_port_id++;
-        g_string_append_printf(offered, "%s%s (%s channel %u, qemu's end %s)",
-                               offered->len ? ", " : "", name,
-                               type == SPICE_CHANNEL_WEBDAV ? "webdav" : "port", id,
-                               qs_chardev_is_listening(cd) ? "connects to us"
-                               : "connected");
-        bridges[(*n)++] = qs_vmc_bridge_new(cd, type, id);
-    }
-    for (char **spec = arg_usbredir_fds; spec && *spec; spec++) {
-        uint8_t id = (uint8_t)(spec - arg_usbredir_fds);
-        g_autofree char *name = g_strdup_printf("usbredir.%u", id);
-        QsChardev *cd;
-        int fd;
-
-        if (!qs_usbredir_fd_parse(*spec, &fd, error)) {
-            return FALSE;
-        }
-        if (id == QS_USBREDIR_MAX) {
-            g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
-                        "--usbredir-fd: more than %d usb-redir devices", QS_USBREDIR_MAX);
-            return FALSE;
-        }
-        if (!(cd = qs_chardev_new(name, fd, error))) {
-            return FALSE;
-        }
-        if (!qs_chardev_is_listening(cd)) {
-            /* qemu's usb-redir says hello once per chardev connection, and
-             * a connected socket cannot be opened again for the next client. */
-            qs_chardev_free(cd);
-            g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
-                        "--usbredir-fd %d: the descriptor is connected, not listening: "
-                        "qemu's usb-redir needs a fresh chardev connection for each "
-                        "client, so qemu must connect to a socket we listen on "
-                        "(-chardev socket,server=off,reconnect=1; libvirt's <source "
-                        "mode='connect'> with <reconnect enabled='yes'>)", fd);
-            return FALSE;
-        }
-        g_string_append_printf(offered, "%s%s (usbredir channel %u, qemu's end connects to us "
-                               "while a client has the channel)",
-                               offered->len ? ", " : "", name, id);
-        bridges[(*n)++] = qs_vmc_bridge_new(cd, SPICE_CHANNEL_USBREDIR, id);
-    }
-    if (*n) {
-        g_message("offering qemu's chardevs as SPICE channels: %s", offered->str);
-    }
-    return TRUE;
-}
-
-static void free_bridges(QsVmcBridge **bridges, guint n)
-{
-    for (guint i = 0; i < n; i++) {
-        qs_vmc_bridge_free(bridges[i]);
-    }
 }
 
 static int usage_error(const char *message)
@@ -443,14 +356,14 @@ int main(int argc, char **argv)
      * socket of its own, which the seccomp filter kills us for. */
     g_log_set_writer_func(g_log_writer_standard_streams, NULL, NULL);
     /* The chardevs' descriptors are checked before anything is attached. */
-    if (!make_bridges(bridges, &n_bridges, &error)) {
-        free_bridges(bridges, n_bridges);
+    if (!qs_helper_make_bridges(arg_port_fds, arg_usbredir_fds, bridges, &n_bridges, &error)) {
+        qs_helper_free_bridges(bridges, n_bridges);
         qs_net_config_clear(&net_cfg);
         return usage_error(error->message);
     }
     /* Before any thread: uid for a per-VM bus, no_new_privs, bounding set. */
     if (!qs_confine_prepare(&confine_cfg, arg_dbus_address != NULL, &error)) {
-        free_bridges(bridges, n_bridges);
+        qs_helper_free_bridges(bridges, n_bridges);
         qs_net_config_clear(&net_cfg);
         return usage_error(error->message);
     }
@@ -466,14 +379,14 @@ int main(int argc, char **argv)
     display = qs_display_attach(&opts, &error);
     if (!display) {
         fprintf(stderr, "qemu-spice: %s\n", error->message);
-        free_bridges(bridges, n_bridges);
+        qs_helper_free_bridges(bridges, n_bridges);
         qs_net_config_clear(&net_cfg);
         return QS_EXIT_FAILURE;
     }
     /* Back to root for the rest of the start-up (listeners, files). */
     if (!qs_confine_end_bus_identity(&confine_cfg, &error)) {
         fprintf(stderr, "qemu-spice: %s\n", error->message);
-        free_bridges(bridges, n_bridges);
+        qs_helper_free_bridges(bridges, n_bridges);
         qs_net_config_clear(&net_cfg);
         return QS_EXIT_FAILURE;
     }
