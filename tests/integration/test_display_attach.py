@@ -75,6 +75,8 @@ def test_qmp_attach_and_qemu_quit(qemu_factory, qemu_flavour, guest, display_hel
         after = [line for line in h.stderr().splitlines()
                  if "attached to VM" not in line and "test controls on" not in line
                  and "confinement" not in line
+                 # the net layer's start-up line: which credentials it takes
+                 and "credential" not in line
                  and "clipboard: registered" not in line
                  # audio's one start-up line (here: qemu has no D-Bus audio)
                  and "qemu-spice: audio: " not in line
