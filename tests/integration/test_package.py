@@ -81,9 +81,10 @@ class Overlay:
             stderr=subprocess.PIPE)
         line = self.proc.stdout.readline().decode().strip()
         if line != "ready":
-            self.close()
-            pytest.fail(f"overlay of {lower} not mounted: "
-                        f"{self.proc.stderr.read().decode()[-1000:]}")
+            self.proc.stdin.close()
+            err = self.proc.stderr.read().decode()[-1000:]
+            procs.kill_group(self.proc, grace=10.0)
+            pytest.fail(f"overlay of {lower} not mounted: {err}")
 
     def prefix(self):
         """argv prefix: into the namespace, then chroot-run into the root."""
@@ -145,7 +146,10 @@ def test_package_serves_exact_picture(package, guest, test_client, paths, tmp_pa
     assert res.returncode == 0 and not tags, f"lintian (exit {res.returncode}): {res.stdout}"
 
     env = dict(os.environ, QS_CHROOT_EXTRA_PACKAGES=" ".join(depends(deb)))
-    lower = run([paths.make_chroot, "bookworm"], timeout=CHROOT_TIMEOUT, env=env).strip()
+    # make-chroot prints the tree's path last; when it has to make the tree
+    # first (an empty cache), its progress lines come before it.
+    lower = run([paths.make_chroot, "bookworm"], timeout=CHROOT_TIMEOUT,
+                env=env).strip().splitlines()[-1]
     overlay = Overlay(lower, tmp_path / "overlay")
     try:
         # As an operator installs it, with no source to download from: what

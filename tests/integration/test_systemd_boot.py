@@ -48,7 +48,7 @@ class Container:
         cmd = ["systemd-nspawn", "-D", str(self.root), "--boot", "--quiet",
                "--register=no", "--keep-unit", f"--machine={self.name}",
                "--private-network", "--volatile=overlay", "--console=pipe"]
-        cmd += [f"--bind-ro={b}" for b in self.binds]
+        cmd += [f"--bind-ro={b}:{in_box(b)}" for b in self.binds]
         self.log = open(f"/tmp/{self.name}.console", "w")
         self.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=self.log,
                                      stderr=subprocess.STDOUT, start_new_session=True)
@@ -126,6 +126,18 @@ def sanitizer_libs(binary):
     return [m.group(1) for m in re.finditer(r"=> (\S*lib(?:asan|ubsan)\.so\S*)", out)]
 
 
+# The unit runs with PrivateTmp=yes, so what it runs must not sit under
+# /tmp in the container: a checkout or build under the host's /tmp (a
+# fresh clone often is) is bound in below this directory instead.
+TMP_BINDS = "/opt/qs-host-tmp"
+
+
+def in_box(path):
+    """Where a host path bound into the container is seen from inside."""
+    path = str(path)
+    return TMP_BINDS + path if path == "/tmp" or path.startswith("/tmp/") else path
+
+
 def default_config_path(launcher):
     out = subprocess.run([str(launcher), "--help"], stdout=subprocess.PIPE, text=True).stdout
     return re.search(r"Configuration file \(default (\S+)\)", out).group(1)
@@ -160,7 +172,7 @@ def booted(paths, guest):
 
 def install(box, paths, launcher, helper):
     """What a package would install, from this build's tree."""
-    bindir = str(launcher.parent)
+    bindir = in_box(launcher.parent)
     conf = default_config_path(launcher)
     sysconfdir = str(Path(conf).parent.parent)
     unit = (paths.repo / "launcher" / "qemu-spice@.service").read_text()
@@ -174,8 +186,8 @@ def install(box, paths, launcher, helper):
     # A sanitizer build runs in the unit with this run's sanitizer options
     # (the leak suppressions are in the bound-in tests/tools): a report
     # fails the launcher, and so the unit, which the test sees.
-    env = "".join(f'Environment="{k}={os.environ[k]}"\n' for k in SANITIZER_ENV
-                  if k in os.environ)
+    env = "".join(f'Environment="{k}={sanitizer_env_in_box(os.environ[k])}"\n'
+                  for k in SANITIZER_ENV if k in os.environ)
     if env:
         box.write("/etc/systemd/system/qemu-spice@.service.d/sanitizer.conf",
                   "[Service]\n" + env)
@@ -189,8 +201,15 @@ def install(box, paths, launcher, helper):
     box.run("systemctl", "restart", "libvirtd.service", timeout=120)
 
 
+def sanitizer_env_in_box(value):
+    """ASAN/LSAN/UBSAN options with their file paths (suppressions=...) as
+    the unit sees them."""
+    return ":".join(f"{k}={in_box(v)}" if v.startswith("/") else f"{k}={v}" if v else k
+                    for k, _, v in (opt.partition("=") for opt in value.split(":")))
+
+
 def good_config(helper):
-    return f"[helper]\npath={helper}\n[listen]\naddress=127.0.0.1\n"
+    return f"[helper]\npath={in_box(helper)}\n[listen]\naddress=127.0.0.1\n"
 
 
 def unit_prop(box, prop):
@@ -236,7 +255,7 @@ def test_virsh_start_runs_the_console_in_its_unit(booted, guest, paths, tmp_path
     box.write(f"{WORKDIR}/{NAME}.xml", xml)
     box.run("virsh", "-q", "define", f"{WORKDIR}/{NAME}.xml")
     box.run("virsh", "-q", "start", NAME, timeout=120)
-    launcher = str(paths.build_dir / "launcher" / "qemu-spice-launcher")
+    launcher = in_box(paths.build_dir / "launcher" / "qemu-spice-launcher")
 
     # From the moment virsh returns: starting (4) or attached (0).
     res = box.run(launcher, "status", NAME, check=False)
@@ -327,7 +346,7 @@ def test_broken_config_is_visible_and_the_domain_still_starts(booted, guest, pat
         assert lines and "no-such-key" in lines[-1], lines
         # 'status' (with a working configuration again) says why
         box.write(conf, good_config(helper=paths.helper))
-        res = box.run(str(launcher), "status", name, check=False)
+        res = box.run(in_box(launcher), "status", name, check=False)
         assert res.returncode == 1, (res.returncode, res.stdout, res.stderr)
         out = res.stdout + res.stderr
         assert f"{name}: not attached" in out and "no-such-key" in out, out
