@@ -90,7 +90,10 @@ def stream_run(q, helper_binary, test_client, tmp_path, mode):
                                    daemon=True)
         watcher.start()
         try:
-            res = run_client(test_client, port, "--settle", "0", "--seconds", "3",
+            # typing streams only while the editor scrolls, and a slow
+            # (sanitizer, loaded) guest may not scroll in 3 s: it gets 6.
+            res = run_client(test_client, port, "--settle", "0", "--seconds",
+                             "6" if mode == "typing" else "3",
                              "watch", "screenshot", mid, "sleep", "1000",
                              "screenshot", fin, "sleep", SETTLE_MS, "screenshot", settled)
         finally:
