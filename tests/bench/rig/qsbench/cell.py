@@ -2,6 +2,7 @@
 """One benchmark cell (link x activity x configuration) and the VM that a
 run of cells with the same configuration and activity reuses."""
 
+import contextlib
 import json
 import os
 import queue
@@ -15,6 +16,7 @@ from harness.qemu import free_tcp_port
 
 from . import measure
 from .link import RELAY_PORT, SERVER_ADDR, Link, Relay
+from .viewers import Viewers
 
 SPICE_DISPLAY = 2        # SPICE_CHANNEL_DISPLAY in the link message
 PROBE_TIMEOUT_MS = 15000
@@ -175,8 +177,12 @@ def _display(getter):
     return lambda c: getter(c) if c.get("channel") == SPICE_DISPLAY else 0
 
 
-def run_cell(vm, profile, link_mode, opts, cell_dir):
-    """Measure one cell on a started Vm; returns the cell's record."""
+def run_cell(vm, profile, link_mode, opts, cell_dir, viewers=()):
+    """Measure one cell on a started Vm; returns the cell's record.
+    `viewers` names the links of extra watching clients (qemu-spice only)."""
+    if viewers and vm.config["kind"] != "helper":
+        raise CellFailed("extra viewers need a qemu-spice configuration: spice-server "
+                         "serves one client unless its experimental multi-client mode is on")
     os.makedirs(cell_dir, exist_ok=True)
     rec = {"load_start": measure.loadavg(), "t_start": time.time()}
     keybox = rect(vm.q.ready.get("keybox", "64,64,96,96"))
@@ -195,9 +201,13 @@ def run_cell(vm, profile, link_mode, opts, cell_dir):
         relay = Relay(opts.relay, link, vm.port, queue_min=opts.relay_queue_min,
                       upstream_rcvbuf=opts.upstream_rcvbuf)
         rec["relay_argv"] = relay.argv
+        watchers = Viewers(list(viewers), opts, vm.port, cell_dir) if viewers else None
         try:
-            _drive_client(vm, link, relay, opts, rec, profile, keybox, mid_png, frozen_png,
-                          cell_dir)
+            with watchers or contextlib.nullcontext():
+                _drive_client(vm, link, relay, opts, rec, profile, keybox, mid_png,
+                              frozen_png, cell_dir)
+            if watchers:
+                rec["viewers"] = watchers.record()
         finally:
             rec["qdisc"] = link.qdisc_stats()
             relay.close()

@@ -148,15 +148,37 @@ class Link:
         return out
 
 
+class HostLink:
+    """A link of one extra viewer: no namespaces, no tbf; its relay listens
+    on the host's loopback and paces each connection at the profile's rate
+    (per-conn), so a second viewer's link is its own, not the cell's."""
+
+    def __init__(self, profile, port):
+        self.profile = profile
+        self.mode = "per-conn"
+        self.port = port
+
+    def listen_argv(self):
+        return ["--listen", f"127.0.0.1:{self.port}"]
+
+    def client_argv(self, argv):
+        return [str(a) for a in argv]
+
+
 class Relay:
-    """qs-delay-relay for one cell: listens in the server namespace."""
+    """qs-delay-relay for one cell: listens in the server namespace (or, for
+    a HostLink, on the host's loopback)."""
 
     def __init__(self, binary, link, upstream_port, queue_min=64 << 10,
                  upstream_rcvbuf=64 << 10):
         self.link = link
         p = link.profile
-        argv = [binary, "--listen", f"{SERVER_ADDR}:{RELAY_PORT}",
-                "--listen-netns", f"/run/netns/{link.ns_server}",
+        if isinstance(link, HostLink):
+            listen = link.listen_argv()
+        else:
+            listen = ["--listen", f"{SERVER_ADDR}:{RELAY_PORT}",
+                      "--listen-netns", f"/run/netns/{link.ns_server}"]
+        argv = [binary] + listen + [
                 "--connect", f"127.0.0.1:{upstream_port}",
                 "--delay-ms", str(p.rtt_ms // 2),
                 "--queue-bytes", str(p.relay_queue_bytes(queue_min))]

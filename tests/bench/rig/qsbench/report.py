@@ -23,7 +23,7 @@ def write_samples(records, path):
         w.writerow(["link", "activity", "config", "press", "latency_ms", "timeout"])
         for r in records:
             for s in r.get("samples", []):
-                w.writerow([r["link"], r["activity"], r["config"], s["i"],
+                w.writerow([r.get("spec", r["link"]), r["activity"], r["config"], s["i"],
                             s.get("latency_ms", ""), int(bool(s.get("timeout")))])
 
 
@@ -115,7 +115,32 @@ def tables(records, meta):
             f"{tr.get('server_bytes', '-')} | {tr.get('server_reads', '-')} | "
             f"{tr.get('relay_writes', '-')} | {tr.get('segs_out', '-')} "
             f"({tr.get('display_segs_out', '-')}) |")
+    out += viewers_table(records)
     return "\n".join(out) + "\n"
+
+
+def viewers_table(records):
+    """What reached each extra viewer while the cell's client pressed keys:
+    its display stayed live if frames and invalidates kept arriving."""
+    rows = [r for r in records if r.get("viewers")]
+    if not rows:
+        return []
+    out = ["", "| Cell | Activity | Viewer link | Window s | Invalidates/s | Stream frames | "
+           "Display bytes | Client exit |", "|" + "---|" * 8]
+    for r in rows:
+        for v in r["viewers"]:
+            w = v.get("watch") or {}
+            disp = sum(b for k, b in (w.get("bytes_received") or {}).items()
+                       if k.startswith("display"))
+            if not w:
+                out.append(f"| {r['link_label']} | {r['activity']} | {v['link']} | "
+                           f"{v.get('failure', '-')} | - | - | - | {v.get('status')} |")
+                continue
+            out.append(f"| {r['link_label']} | {r['activity']} | {v['link']} | "
+                       f"{_f(w.get('seconds'), '.1f')} | "
+                       f"{_f(w.get('invalidates_per_s'), '.1f')} | "
+                       f"{w.get('stream_frames', '-')} | {disp} | {v.get('status')} |")
+    return out
 
 
 def write_summary(records, meta, path):
