@@ -4,9 +4,12 @@
 is not systemd), our unit and hook installed in it from this build, and
 then 'virsh start' of an opted-in domain starts qemu-spice@DOMAIN.service:
 the launcher and the helper in the unit's own cgroup, not libvirtd's, every
-journal line of the unit (the launcher's and the helper's) naming the domain, a SPICE client served by the
-helper; 'virsh destroy' stops the unit; a broken configuration leaves the
-domain running, says why in the journal and in 'status'.
+journal line of the unit (the launcher's and the helper's) naming the
+domain; our test client gets qemu's exact picture from the helper, and
+remote-viewer, opened on the console 'qemu-spice-launcher console --format
+vv' reports, shows it, every pixel (viewer_support.py); 'virsh destroy'
+stops the unit; a broken configuration leaves the domain running, says why
+in the journal and in 'status'.
 
 The tree (tests/integration/harness/make-systemd-chroot) is cached; each
 boot writes to a tmpfs overlay (--volatile=overlay), so the cache is never
@@ -25,8 +28,11 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
+from harness import Xvfb
 from harness.errors import MissingComponent
+from serve_support import require_tool
 from test_launcher_libvirt import OPT_IN, domain_xml
+from viewer_support import remote_viewer_sight
 
 NAME = "qs-sd-vm"                         # escapes to qs\x2dsd\x2dvm
 UNIT = r"qemu-spice@qs\x2dsd\x2dvm.service"
@@ -248,9 +254,11 @@ def client_run(box, paths, state, *args, tmp_path):
                           timeout=60)
 
 
-@pytest.mark.timeout(300)
+@pytest.mark.timeout(360)
 def test_virsh_start_runs_the_console_in_its_unit(booted, guest, paths, tmp_path):
     box = booted
+    viewer = require_tool("remote-viewer", "virt-viewer")
+    require_tool("import", "imagemagick")
     xml = domain_xml(NAME, guest, WORKDIR, metadata=OPT_IN)
     box.write(f"{WORKDIR}/{NAME}.xml", xml)
     box.run("virsh", "-q", "define", f"{WORKDIR}/{NAME}.xml")
@@ -295,7 +303,26 @@ def test_virsh_start_runs_the_console_in_its_unit(booted, guest, paths, tmp_path
     # the bytes are read here.)
     ref_bytes = io.BytesIO(box.path(f"{WORKDIR}/ref.img").read_bytes())
     with Image.open(ref_bytes) as ref, Image.open(shot) as got:
-        assert ref.convert("RGB").tobytes() == got.convert("RGB").tobytes()
+        ref = ref.convert("RGB")
+        assert ref.tobytes() == got.convert("RGB").tobytes()
+    # remote-viewer on the console the launcher reports (its .vv file: the
+    # address, port and ticket), run in the container's network namespace
+    # where the console listens (on the container's loopback; its X client
+    # side reaches the host's Xvfb through the socket file in /tmp, the
+    # mount namespace being the host's): the guest's picture appears in its
+    # window unscaled, every pixel equal to qemu's screendump (what the grab
+    # of the X screen can and cannot show: viewer_support.py).
+    vv = tmp_path / "console.vv"
+    vv.write_text(box.run(launcher, "console", NAME, "--format", "vv").stdout)
+    vv.chmod(0o600)
+    assert f"port={state['port']}\n" in vv.read_text(), vv.read_text()
+    with Xvfb(screen="1600x1000x24") as x:
+        best = remote_viewer_sight(viewer, vv, x, ref.width, ref.height, ref.tobytes(),
+                                   tmp_path, prefix=("nsenter", "-t", box.leader, "-n", "--"),
+                                   want=1.0)
+    assert best and best[2] == 1.0, (
+        f"the guest's picture never appeared whole in remote-viewer ({best}): "
+        f"{read(tmp_path / 'remote-viewer.log')[-2000:]}")
     box.run("virsh", "-q", "resume", NAME)
 
     # Every journal line of the unit that is not systemd's own names the
