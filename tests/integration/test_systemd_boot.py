@@ -9,7 +9,8 @@ domain; our test client gets qemu's exact picture from the helper, and
 remote-viewer, opened on the console 'qemu-spice-launcher console --format
 vv' reports, shows it, every pixel (viewer_support.py); 'virsh destroy'
 stops the unit; a broken configuration leaves the domain running, says why
-in the journal and in 'status'.
+in the journal and in 'status'; a launcher that keeps failing is tried 5
+times (StartLimitBurst) and the unit left 'failed'.
 
 The tree (tests/integration/harness/make-systemd-chroot) is cached; each
 boot writes to a tmpfs overlay (--volatile=overlay), so the cache is never
@@ -71,8 +72,20 @@ class Container:
                 if Path(f"/proc/{pid}/comm").read_text().strip() == "systemd":
                     self.leader = int(pid)
             time.sleep(0.2)
-        left = max(1, int(deadline - time.monotonic()))
-        res = self.run("systemctl", "is-system-running", "--wait", check=False, timeout=left)
+        # systemctl talks to systemd through its private socket, which it
+        # makes a moment after it runs: until then 'is-system-running'
+        # fails at once ("Failed to connect to system scope bus"), and is
+        # asked again.
+        while True:
+            left = max(1, int(deadline - time.monotonic()))
+            res = self.run("systemctl", "is-system-running", "--wait", check=False,
+                           timeout=left)
+            if res.stdout.strip() or "Failed to connect" not in res.stderr:
+                break
+            if self.proc.poll() is not None or time.monotonic() > deadline:
+                raise AssertionError(f"systemd in the container never answered: {res.stderr}"
+                                     f"{Path(self.log.name).read_text()[-2000:]}")
+            time.sleep(0.2)
         # degraded: a unit of the tree that has no use here (no network in
         # a private netns) failed; ours are checked one by one below.
         assert res.stdout.strip() in ("running", "degraded"), (res.stdout, res.stderr)
@@ -218,8 +231,12 @@ def good_config(helper):
     return f"[helper]\npath={in_box(helper)}\n[listen]\naddress=127.0.0.1\n"
 
 
+def unit_prop_of(box, unit, prop):
+    return box.run("systemctl", "show", "-P", prop, unit).stdout.strip()
+
+
 def unit_prop(box, prop):
-    return box.run("systemctl", "show", "-P", prop, UNIT).stdout.strip()
+    return unit_prop_of(box, UNIT, prop)
 
 
 def cgroup_of(box, pid):
@@ -382,3 +399,53 @@ def test_broken_config_is_visible_and_the_domain_still_starts(booted, guest, pat
     finally:
         box.write(conf, good_config(helper=paths.helper))
         box.run("virsh", "-q", "destroy", name, check=False, timeout=60)
+
+
+def unit_journal(box, unit):
+    return [json.loads(line) for line in
+            box.run("journalctl", "-u", unit, "-o", "json", "--no-pager").stdout.splitlines()
+            if line]
+
+
+def limit_hit(box, unit):
+    """The unit's journal once systemd refused a restart for its start limit
+    (systemd 257 leaves Result at the last try's 'exit-code' then, so the
+    refusal is read from its own line); None before."""
+    if unit_prop_of(box, unit, "ActiveState") != "failed":
+        return None
+    entries = unit_journal(box, unit)
+    if any(e.get("_PID") == "1" and "Start request repeated too quickly" in str(e.get("MESSAGE"))
+           for e in entries):
+        return entries
+    return None
+
+
+@pytest.mark.timeout(180)
+def test_restarts_are_bounded(booted):
+    """A console whose launcher keeps failing (here: no such domain, which
+    the launcher says at once) is restarted by the unit's policy and then
+    left 'failed' by its start limit (StartLimitBurst=5 in 10 minutes), not
+    restarted for ever; every try's failure is in the journal, naming the
+    domain."""
+    box = booted
+    name = "qs-sd-none"
+    unit = r"qemu-spice@qs\x2dsd\x2dnone.service"
+    burst = int(unit_prop_of(box, unit, "StartLimitBurst"))
+    assert burst == 5, burst
+    # 5 tries 2 s apart (RestartSec), each failing at once
+    box.run("systemctl", "start", "--no-block", unit)
+    try:
+        entries = wait_until(f"{unit} to hit its start limit",
+                             lambda: limit_hit(box, unit), 120)
+        time.sleep(5)     # longer than RestartSec: no further try comes
+        assert unit_prop_of(box, unit, "ActiveState") == "failed"
+        # one launcher pid per try (its lines reach the journal by another
+        # socket than systemd's, so they are read again after the wait)
+        entries = unit_journal(box, unit)
+        tries = {e["_PID"] for e in entries if e.get("_PID") != "1"}
+        assert len(tries) == burst, (tries, [e.get("MESSAGE") for e in entries])
+        assert all(e.get("SYSLOG_IDENTIFIER") == f"qemu-spice/{name}"
+                   for e in entries if e.get("_PID") != "1"), entries
+        assert any(name in str(e.get("MESSAGE")) for e in entries if e.get("_PID") != "1")
+    finally:
+        box.run("systemctl", "reset-failed", unit, check=False)
