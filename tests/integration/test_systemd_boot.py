@@ -9,8 +9,10 @@ domain; our test client gets qemu's exact picture from the helper, and
 remote-viewer, opened on the console 'qemu-spice-launcher console --format
 vv' reports, shows it, every pixel (viewer_support.py); 'virsh destroy'
 stops the unit; a broken configuration leaves the domain running, says why
-in the journal and in 'status'; a launcher that keeps failing is tried 5
-times (StartLimitBurst) and the unit left 'failed'.
+in the journal and in 'status'; the console's runtime state is in the live
+definition only, after the attach and after a restart by the unit (the
+helper killed); a launcher that keeps failing is tried 5 times
+(StartLimitBurst) and the unit left 'failed'.
 
 The tree (tests/integration/harness/make-systemd-chroot) is cached; each
 boot writes to a tmpfs overlay (--volatile=overlay), so the cache is never
@@ -32,7 +34,7 @@ from PIL import Image
 from harness import Xvfb
 from harness.errors import MissingComponent
 from serve_support import require_tool
-from test_launcher_libvirt import OPT_IN, domain_xml
+from test_launcher_libvirt import NS, OPT_IN, domain_xml
 from viewer_support import remote_viewer_sight
 
 NAME = "qs-sd-vm"                         # escapes to qs\x2dsd\x2dvm
@@ -279,6 +281,7 @@ def test_virsh_start_runs_the_console_in_its_unit(booted, guest, paths, tmp_path
     xml = domain_xml(NAME, guest, WORKDIR, metadata=OPT_IN)
     box.write(f"{WORKDIR}/{NAME}.xml", xml)
     box.run("virsh", "-q", "define", f"{WORKDIR}/{NAME}.xml")
+    inactive = box.run("virsh", "dumpxml", "--inactive", NAME).stdout
     box.run("virsh", "-q", "start", NAME, timeout=120)
     launcher = in_box(paths.build_dir / "launcher" / "qemu-spice-launcher")
 
@@ -353,11 +356,32 @@ def test_virsh_start_runs_the_console_in_its_unit(booted, guest, paths, tmp_path
     # the helper's own lines are there too (its output is the unit's stream),
     # and the unit's hardening left its confinement whole
     helper_lines = [str(e.get("MESSAGE")) for e in ours if e.get("_PID") == str(state["helper_pid"])]
+    main_helper = state["helper_pid"]
     assert any("qemu-spice: attached to VM" in m for m in helper_lines), helper_lines
     confined = [m for m in helper_lines if "confinement: active" in m]
     assert confined and all(step in confined[0] for step in
                             ("nnp", "user=nobody", "caps", "fs", "netns", "seccomp")), confined
-    cursor = entries[-1]["__CURSOR"]
+    # Runtime state in the live definition only: the console's port and
+    # helper pid are in the live metadata, the persistent definition is as
+    # defined, after the attach and after a restart by the unit (the helper
+    # killed: the launcher exits with it, systemd starts it again, and it
+    # publishes the new console).
+    assert box.run("virsh", "dumpxml", "--inactive", NAME).stdout == inactive
+    live = box.run("virsh", "metadata", NAME, NS).stdout
+    assert f'port="{state["port"]}"' in live and f'pid="{state["helper_pid"]}"' in live, live
+    # (the shell's kill: the tree has no procps)
+    box.run("sh", "-c", f"kill -KILL {state['helper_pid']}")
+    wait_until(f"{UNIT} restarted", lambda: unit_prop(box, "NRestarts") == "1" and
+               unit_prop(box, "ActiveState") == "active", 60)
+    state = wait_until("the restarted console's state",
+                       lambda: (s := read(box.path(f"/run/qemu-spice/{NAME}.json"))) and
+                       (st := json.loads(s))["helper_pid"] != main_helper and st, ATTACH_WAIT_S)
+    assert box.path(f"/proc/{state['helper_pid']}").exists(), state
+    wait_until("the restarted console in the live metadata",
+               lambda: f'pid="{state["helper_pid"]}"' in
+               box.run("virsh", "metadata", NAME, NS).stdout, 30)
+    assert box.run("virsh", "dumpxml", "--inactive", NAME).stdout == inactive
+    cursor = journal(box)[-1]["__CURSOR"]
 
     # virsh destroy: the hook stops the unit, the console goes.
     box.run("virsh", "-q", "destroy", NAME, timeout=60)
