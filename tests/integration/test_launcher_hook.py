@@ -16,7 +16,7 @@ from PIL import Image
 from harness import Xvfb
 from serve_support import require_tool
 from test_launcher_spice import wait_guest_ready
-from test_serve_viewers import remote_viewer_sight
+from viewer_support import remote_viewer_sight
 
 from test_launcher_libvirt import (OPT_IN, LauncherEnv, metadata, pid_alive,
                                    start_domain, wait_for)

@@ -2,7 +2,11 @@
 """Issue 23 (N), point 6: the Debian package of this tree is built with
 dpkg-buildpackage, passes lintian, installs with apt into a clean Debian 12
 chroot (tools/make-chroot bookworm), and there the installed helper serves
-the installed qemu's exact picture to our test client.
+the installed qemu's exact picture to our test client. Its AppArmor
+profiles are installed where their file names say (the profile in
+/etc/apparmor.d/usr.bin.X attaches to /usr/bin/X, the installed program) and
+parse with the chroot's own apparmor_parser and abstractions (not loaded:
+this kernel has no AppArmor).
 
 The chroot in QS_CACHE_DIR holds qemu and the package's dependencies (read
 from the built .deb), so apt installs with no source to download from: a new
@@ -28,6 +32,10 @@ BUILD_TIMEOUT = 600
 # debootstrap and apt on a fresh cache (about 60 s here); then cached.
 CHROOT_TIMEOUT = 900
 CHROOT_PATH = "/usr/sbin:/usr/bin:/sbin:/bin"
+# profile file in /etc/apparmor.d -> (profile name, the program it confines)
+PROFILES = {"usr.bin.qemu-spice": ("qemu-spice", "/usr/bin/qemu-spice"),
+            "usr.bin.qemu-spice-launcher": ("qemu-spice-launcher",
+                                            "/usr/bin/qemu-spice-launcher")}
 
 
 def run(argv, timeout, **kwargs):
@@ -52,6 +60,41 @@ def copy_tree(dst):
         target = dst / name
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(src, target, follow_symlinks=False)
+
+
+def attachments(profile_text, name):
+    """The paths the profile NAME attaches to: its header's attachment with
+    one level of {a,b} alternatives expanded."""
+    m = re.search(rf"^profile {re.escape(name)} (\S+)", profile_text, re.M)
+    assert m, f"no 'profile {name} PATH' line"
+    pattern = m.group(1)
+    alt = re.search(r"\{([^{}]*)\}", pattern)
+    if not alt:
+        return {pattern}
+    return {pattern[:alt.start()] + a + pattern[alt.end():] for a in alt.group(1).split(",")}
+
+
+def check_apparmor(overlay, listed):
+    """The profiles where their names say, each attaching to the program it
+    is named after, parsed by the chroot's apparmor_parser (-Q: no kernel
+    load, -K: no cache) against the chroot's abstractions; the postinst made
+    their local/ include files."""
+    for fname, (name, program) in PROFILES.items():
+        path = f"/etc/apparmor.d/{fname}"
+        assert path in listed, f"{path} not in the package"
+        assert program in listed, f"{program} not in the package"
+        assert fname == "usr.bin." + Path(program).name
+        text = overlay.run("cat", path)
+        assert program in attachments(text, name), \
+            f"{path}: profile {name} does not attach to {program}"
+        overlay.run("apparmor_parser", "-Q", "-K", path)
+        # (-N lists the names on stdout; its notes on stderr would mix in)
+        names = overlay.run("sh", "-c", 'apparmor_parser -N "$0" 2>/dev/null', path).split()
+        assert names == [name], f"{path} defines {names}, not {name}"
+        overlay.run("test", "-f", f"/etc/apparmor.d/local/{fname}")
+    conffiles = overlay.run("dpkg-query", "-W", "-f", "${Conffiles}", "qemu-spice")
+    for fname in PROFILES:
+        assert f"/etc/apparmor.d/{fname} " in conffiles, conffiles
 
 
 def depends(deb):
@@ -145,7 +188,8 @@ def test_package_serves_exact_picture(package, guest, test_client, paths, tmp_pa
     tags = [line for line in res.stdout.splitlines() if re.match(r"^[EW]: ", line)]
     assert res.returncode == 0 and not tags, f"lintian (exit {res.returncode}): {res.stdout}"
 
-    env = dict(os.environ, QS_CHROOT_EXTRA_PACKAGES=" ".join(depends(deb)))
+    # apparmor: its parser and abstractions, to parse the installed profiles
+    env = dict(os.environ, QS_CHROOT_EXTRA_PACKAGES=" ".join(depends(deb) + ["apparmor"]))
     # make-chroot prints the tree's path last; when it has to make the tree
     # first (an empty cache), its progress lines come before it.
     lower = run([paths.make_chroot, "bookworm"], timeout=CHROOT_TIMEOUT,
@@ -166,6 +210,7 @@ def test_package_serves_exact_picture(package, guest, test_client, paths, tmp_pa
                   "/usr/share/man/man5/qemu-spice.conf.5.gz",
                   "/usr/share/qemu-spice/selinux/qemu_spice.te"):
             assert f in listed, f"{f} not in the package: {sorted(listed)}"
+        check_apparmor(overlay, listed)
         # What the maintainer scripts did: the user and the directories.
         user = overlay.run("getent", "passwd", "qemu-spice").strip().split(":")
         assert user[6] in ("/usr/sbin/nologin", "/sbin/nologin"), user
@@ -216,6 +261,7 @@ def test_package_serves_exact_picture(package, guest, test_client, paths, tmp_pa
         gone = ["/usr/bin/qemu-spice", "/usr/bin/qemu-spice-launcher", "/etc/qemu-spice",
                 "/etc/libvirt/hooks/qemu.d/qemu-spice", "/lib/systemd/system/qemu-spice@.service",
                 "/usr/lib/sysusers.d/qemu-spice.conf", "/usr/lib/x86_64-linux-gnu/qemu-spice"]
+        gone += [f"/etc/apparmor.d/{d}{f}" for f in PROFILES for d in ("", "local/")]
         left = overlay.run("sh", "-c", 'for f; do if [ -e "$f" ]; then echo "$f"; fi; done',
                            "sh", *gone)
         assert not left.strip(), f"left after purge: {left}"
@@ -252,6 +298,8 @@ def test_helper_builds_without_libvirt(tmp_path):
         timeout=120, env=env)
     installed = sorted(str(p.relative_to(dest)) for p in dest.rglob("*") if not p.is_dir())
     assert "usr/bin/qemu-spice" in installed, installed
+    # the helper's AppArmor profile, not the launcher's
+    assert "etc/apparmor.d/usr.bin.qemu-spice" in installed, installed
     assert any(p.endswith("qemu-spice/qemu-spice-tls.so") for p in installed), installed
     for p in installed:
         assert not re.search(r"launcher|hooks|systemd|sysusers|tmpfiles|\.conf", p), \

@@ -4,9 +4,15 @@
 is not systemd), our unit and hook installed in it from this build, and
 then 'virsh start' of an opted-in domain starts qemu-spice@DOMAIN.service:
 the launcher and the helper in the unit's own cgroup, not libvirtd's, every
-journal line of the unit (the launcher's and the helper's) naming the domain, a SPICE client served by the
-helper; 'virsh destroy' stops the unit; a broken configuration leaves the
-domain running, says why in the journal and in 'status'.
+journal line of the unit (the launcher's and the helper's) naming the
+domain; our test client gets qemu's exact picture from the helper, and
+remote-viewer, opened on the console 'qemu-spice-launcher console --format
+vv' reports, shows it, every pixel (viewer_support.py); 'virsh destroy'
+stops the unit; a broken configuration leaves the domain running, says why
+in the journal and in 'status'; the console's runtime state is in the live
+definition only, after the attach and after a restart by the unit (the
+helper killed); a launcher that keeps failing is tried 5 times
+(StartLimitBurst) and the unit left 'failed'.
 
 The tree (tests/integration/harness/make-systemd-chroot) is cached; each
 boot writes to a tmpfs overlay (--volatile=overlay), so the cache is never
@@ -25,8 +31,11 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
+from harness import Xvfb
 from harness.errors import MissingComponent
-from test_launcher_libvirt import OPT_IN, domain_xml
+from serve_support import require_tool
+from test_launcher_libvirt import NS, OPT_IN, domain_xml
+from viewer_support import remote_viewer_sight
 
 NAME = "qs-sd-vm"                         # escapes to qs\x2dsd\x2dvm
 UNIT = r"qemu-spice@qs\x2dsd\x2dvm.service"
@@ -65,8 +74,20 @@ class Container:
                 if Path(f"/proc/{pid}/comm").read_text().strip() == "systemd":
                     self.leader = int(pid)
             time.sleep(0.2)
-        left = max(1, int(deadline - time.monotonic()))
-        res = self.run("systemctl", "is-system-running", "--wait", check=False, timeout=left)
+        # systemctl talks to systemd through its private socket, which it
+        # makes a moment after it runs: until then 'is-system-running'
+        # fails at once ("Failed to connect to system scope bus"), and is
+        # asked again.
+        while True:
+            left = max(1, int(deadline - time.monotonic()))
+            res = self.run("systemctl", "is-system-running", "--wait", check=False,
+                           timeout=left)
+            if res.stdout.strip() or "Failed to connect" not in res.stderr:
+                break
+            if self.proc.poll() is not None or time.monotonic() > deadline:
+                raise AssertionError(f"systemd in the container never answered: {res.stderr}"
+                                     f"{Path(self.log.name).read_text()[-2000:]}")
+            time.sleep(0.2)
         # degraded: a unit of the tree that has no use here (no network in
         # a private netns) failed; ours are checked one by one below.
         assert res.stdout.strip() in ("running", "degraded"), (res.stdout, res.stderr)
@@ -212,8 +233,12 @@ def good_config(helper):
     return f"[helper]\npath={in_box(helper)}\n[listen]\naddress=127.0.0.1\n"
 
 
+def unit_prop_of(box, unit, prop):
+    return box.run("systemctl", "show", "-P", prop, unit).stdout.strip()
+
+
 def unit_prop(box, prop):
-    return box.run("systemctl", "show", "-P", prop, UNIT).stdout.strip()
+    return unit_prop_of(box, UNIT, prop)
 
 
 def cgroup_of(box, pid):
@@ -248,12 +273,15 @@ def client_run(box, paths, state, *args, tmp_path):
                           timeout=60)
 
 
-@pytest.mark.timeout(300)
+@pytest.mark.timeout(360)
 def test_virsh_start_runs_the_console_in_its_unit(booted, guest, paths, tmp_path):
     box = booted
+    viewer = require_tool("remote-viewer", "virt-viewer")
+    require_tool("import", "imagemagick")
     xml = domain_xml(NAME, guest, WORKDIR, metadata=OPT_IN)
     box.write(f"{WORKDIR}/{NAME}.xml", xml)
     box.run("virsh", "-q", "define", f"{WORKDIR}/{NAME}.xml")
+    inactive = box.run("virsh", "dumpxml", "--inactive", NAME).stdout
     box.run("virsh", "-q", "start", NAME, timeout=120)
     launcher = in_box(paths.build_dir / "launcher" / "qemu-spice-launcher")
 
@@ -295,7 +323,26 @@ def test_virsh_start_runs_the_console_in_its_unit(booted, guest, paths, tmp_path
     # the bytes are read here.)
     ref_bytes = io.BytesIO(box.path(f"{WORKDIR}/ref.img").read_bytes())
     with Image.open(ref_bytes) as ref, Image.open(shot) as got:
-        assert ref.convert("RGB").tobytes() == got.convert("RGB").tobytes()
+        ref = ref.convert("RGB")
+        assert ref.tobytes() == got.convert("RGB").tobytes()
+    # remote-viewer on the console the launcher reports (its .vv file: the
+    # address, port and ticket), run in the container's network namespace
+    # where the console listens (on the container's loopback; its X client
+    # side reaches the host's Xvfb through the socket file in /tmp, the
+    # mount namespace being the host's): the guest's picture appears in its
+    # window unscaled, every pixel equal to qemu's screendump (what the grab
+    # of the X screen can and cannot show: viewer_support.py).
+    vv = tmp_path / "console.vv"
+    vv.write_text(box.run(launcher, "console", NAME, "--format", "vv").stdout)
+    vv.chmod(0o600)
+    assert f"port={state['port']}\n" in vv.read_text(), vv.read_text()
+    with Xvfb(screen="1600x1000x24") as x:
+        best = remote_viewer_sight(viewer, vv, x, ref.width, ref.height, ref.tobytes(),
+                                   tmp_path, prefix=("nsenter", "-t", box.leader, "-n", "--"),
+                                   want=1.0)
+    assert best and best[2] == 1.0, (
+        f"the guest's picture never appeared whole in remote-viewer ({best}): "
+        f"{read(tmp_path / 'remote-viewer.log')[-2000:]}")
     box.run("virsh", "-q", "resume", NAME)
 
     # Every journal line of the unit that is not systemd's own names the
@@ -309,11 +356,32 @@ def test_virsh_start_runs_the_console_in_its_unit(booted, guest, paths, tmp_path
     # the helper's own lines are there too (its output is the unit's stream),
     # and the unit's hardening left its confinement whole
     helper_lines = [str(e.get("MESSAGE")) for e in ours if e.get("_PID") == str(state["helper_pid"])]
+    main_helper = state["helper_pid"]
     assert any("qemu-spice: attached to VM" in m for m in helper_lines), helper_lines
     confined = [m for m in helper_lines if "confinement: active" in m]
     assert confined and all(step in confined[0] for step in
                             ("nnp", "user=nobody", "caps", "fs", "netns", "seccomp")), confined
-    cursor = entries[-1]["__CURSOR"]
+    # Runtime state in the live definition only: the console's port and
+    # helper pid are in the live metadata, the persistent definition is as
+    # defined, after the attach and after a restart by the unit (the helper
+    # killed: the launcher exits with it, systemd starts it again, and it
+    # publishes the new console).
+    assert box.run("virsh", "dumpxml", "--inactive", NAME).stdout == inactive
+    live = box.run("virsh", "metadata", NAME, NS).stdout
+    assert f'port="{state["port"]}"' in live and f'pid="{state["helper_pid"]}"' in live, live
+    # (the shell's kill: the tree has no procps)
+    box.run("sh", "-c", f"kill -KILL {state['helper_pid']}")
+    wait_until(f"{UNIT} restarted", lambda: unit_prop(box, "NRestarts") == "1" and
+               unit_prop(box, "ActiveState") == "active", 60)
+    state = wait_until("the restarted console's state",
+                       lambda: (s := read(box.path(f"/run/qemu-spice/{NAME}.json"))) and
+                       (st := json.loads(s))["helper_pid"] != main_helper and st, ATTACH_WAIT_S)
+    assert box.path(f"/proc/{state['helper_pid']}").exists(), state
+    wait_until("the restarted console in the live metadata",
+               lambda: f'pid="{state["helper_pid"]}"' in
+               box.run("virsh", "metadata", NAME, NS).stdout, 30)
+    assert box.run("virsh", "dumpxml", "--inactive", NAME).stdout == inactive
+    cursor = journal(box)[-1]["__CURSOR"]
 
     # virsh destroy: the hook stops the unit, the console goes.
     box.run("virsh", "-q", "destroy", NAME, timeout=60)
@@ -355,3 +423,53 @@ def test_broken_config_is_visible_and_the_domain_still_starts(booted, guest, pat
     finally:
         box.write(conf, good_config(helper=paths.helper))
         box.run("virsh", "-q", "destroy", name, check=False, timeout=60)
+
+
+def unit_journal(box, unit):
+    return [json.loads(line) for line in
+            box.run("journalctl", "-u", unit, "-o", "json", "--no-pager").stdout.splitlines()
+            if line]
+
+
+def limit_hit(box, unit):
+    """The unit's journal once systemd refused a restart for its start limit
+    (systemd 257 leaves Result at the last try's 'exit-code' then, so the
+    refusal is read from its own line); None before."""
+    if unit_prop_of(box, unit, "ActiveState") != "failed":
+        return None
+    entries = unit_journal(box, unit)
+    if any(e.get("_PID") == "1" and "Start request repeated too quickly" in str(e.get("MESSAGE"))
+           for e in entries):
+        return entries
+    return None
+
+
+@pytest.mark.timeout(180)
+def test_restarts_are_bounded(booted):
+    """A console whose launcher keeps failing (here: no such domain, which
+    the launcher says at once) is restarted by the unit's policy and then
+    left 'failed' by its start limit (StartLimitBurst=5 in 10 minutes), not
+    restarted for ever; every try's failure is in the journal, naming the
+    domain."""
+    box = booted
+    name = "qs-sd-none"
+    unit = r"qemu-spice@qs\x2dsd\x2dnone.service"
+    burst = int(unit_prop_of(box, unit, "StartLimitBurst"))
+    assert burst == 5, burst
+    # 5 tries 2 s apart (RestartSec), each failing at once
+    box.run("systemctl", "start", "--no-block", unit)
+    try:
+        entries = wait_until(f"{unit} to hit its start limit",
+                             lambda: limit_hit(box, unit), 120)
+        time.sleep(5)     # longer than RestartSec: no further try comes
+        assert unit_prop_of(box, unit, "ActiveState") == "failed"
+        # one launcher pid per try (its lines reach the journal by another
+        # socket than systemd's, so they are read again after the wait)
+        entries = unit_journal(box, unit)
+        tries = {e["_PID"] for e in entries if e.get("_PID") != "1"}
+        assert len(tries) == burst, (tries, [e.get("MESSAGE") for e in entries])
+        assert all(e.get("SYSLOG_IDENTIFIER") == f"qemu-spice/{name}"
+                   for e in entries if e.get("_PID") != "1"), entries
+        assert any(name in str(e.get("MESSAGE")) for e in entries if e.get("_PID") != "1")
+    finally:
+        box.run("systemctl", "reset-failed", unit, check=False)
