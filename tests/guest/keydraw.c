@@ -153,6 +153,7 @@ int main(void)
     kd_beep_start();
     kd_record_start();
     kd_usb_start();
+    kd_webdav_start();
     run(&fb, mode, fps, resize);
     return 0;
 }
