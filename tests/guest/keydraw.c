@@ -154,6 +154,7 @@ int main(void)
     kd_record_start();
     kd_usb_start();
     kd_webdav_start();
+    kd_ccid_start();
     run(&fb, mode, fps, resize);
     return 0;
 }

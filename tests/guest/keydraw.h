@@ -99,6 +99,9 @@ void kd_usb_start(void);
  * port org.spice-space.webdav.0: lists the shared folder (PROPFIND) and
  * reads FILE (GET), WEBDAV lines. */
 void kd_webdav_start(void);
+/* keydraw-ccid.c: keydraw.ccid=1, CCID over usbfs to qemu's usb-ccid
+ * reader: CCID lines (reader, slot, ATR, one APDU's answer). */
+void kd_ccid_start(void);
 /* keydraw-webdav-sha256.c: the lowercase hex SHA-256 of data. */
 void kd_sha256_hex(const uint8_t *data, size_t len, char out[65]);
 
