@@ -15,6 +15,10 @@ struct QsSmartcardCheck {
     GByteArray *in;
     uint32_t skip;
     gboolean told_skip;
+    /* qemu's answers (VSC_Error) still to come to removes we made for
+     * clients that went: they are for nobody, as spice-server drops what
+     * its device says without a client. */
+    guint stale_answers;
 };
 
 QsSmartcardCheck *qs_smartcard_check_new(void)
@@ -170,6 +174,7 @@ void qs_smartcard_check_client_gone(QsSmartcardCheck *check, GByteArray *to_qemu
 {
     if (check->reader_added) {
         check->reader_added = FALSE;
+        check->stale_answers++;
         to_qemu_msg(to_qemu, VSC_ReaderRemove, NULL, 0);
     }
 }
@@ -178,6 +183,7 @@ void qs_smartcard_check_qemu_reset(QsSmartcardCheck *check)
 {
     g_byte_array_set_size(check->in, 0);
     check->skip = 0;
+    check->stale_answers = 0;
 }
 
 void qs_smartcard_check_from_qemu(QsSmartcardCheck *check, const uint8_t *data, gsize len,
@@ -221,7 +227,9 @@ void qs_smartcard_check_from_qemu(QsSmartcardCheck *check, const uint8_t *data, 
         if (check->in->len < HEADER_SIZE + body_len) {
             continue;
         }
-        if (type != VSC_Init) {
+        if (type == VSC_Error && check->stale_answers) {
+            check->stale_answers--;
+        } else if (type != VSC_Init) {
             /* qemu's reader id is its own: the client knows ours. */
             g_ptr_array_add(to_client, client_msg(type, QS_SMARTCARD_READER_ID,
                                                   check->in->data + HEADER_SIZE, body_len));

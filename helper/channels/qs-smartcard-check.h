@@ -19,7 +19,8 @@
  *   name for its reader does not go to qemu (an empty ReaderAdd does), a
  *   second reader is refused (VSC_CANNOT_ADD_MORE_READERS, as spice-server
  *   answers when no reader is free), and a client that goes with its
- *   reader added has it removed;
+ *   reader added has it removed; qemu's answer to that remove is for
+ *   nobody and is not passed to the next client;
  * - VSC_Init is each side's greeting to its peer: qemu's is not passed on,
  *   the client's is ignored.
  *
@@ -59,7 +60,8 @@ void qs_smartcard_check_from_qemu(QsSmartcardCheck *check, const uint8_t *data, 
                                   GPtrArray *to_client);
 
 /* The client's channel went: what qemu needs to hear (a ReaderRemove if
- * the reader was added) goes to `to_qemu`. */
+ * the reader was added) goes to `to_qemu`; qemu's answer to it will be
+ * dropped. */
 void qs_smartcard_check_client_gone(QsSmartcardCheck *check, GByteArray *to_qemu);
 /* qemu's end reconnected: its stream starts afresh. */
 void qs_smartcard_check_qemu_reset(QsSmartcardCheck *check);

@@ -171,6 +171,25 @@ static void test_from_qemu(void)
         g_assert_cmpuint(GUINT32_FROM_LE(h[0]), ==, VSC_APDU);
         g_assert_cmpmem(m + 12, n - 12, apdu, sizeof(apdu));
     }
+    /* A client that went with its reader: qemu's answer to the remove
+     * made for it is not passed on; the next answer is. */
+    {
+        g_autoptr(GByteArray) q = g_byte_array_new();
+        g_autoptr(GByteArray) answers = g_byte_array_new();
+        g_autoptr(GPtrArray) r = g_ptr_array_new_with_free_func((GDestroyNotify)g_bytes_unref);
+        guint before = out->len;
+        static const uint8_t le_ok[16] = { 2, 0, 0, 0, 0, 0, 0, 0, 4, 0, 0, 0, 0, 0, 0, 0 };
+
+        g_assert_true(qs_smartcard_check_from_client(c, (const uint8_t *)"\3\0\0\0\0\0\0\0\0\0\0\0",
+                                                     12, q, r, NULL));
+        qs_smartcard_check_client_gone(c, q);
+        be_msg(answers, VSC_Error, 0, code, 4);
+        be_msg(answers, VSC_Error, 0, code, 4);
+        qs_smartcard_check_from_qemu(c, answers->data, answers->len, out);
+        g_assert_cmpuint(out->len, ==, before + 1);
+        g_assert_cmpmem(g_bytes_get_data(g_ptr_array_index(out, before), NULL), 16, le_ok, 16);
+        g_ptr_array_set_size(out, 2);
+    }
     /* A reconnect drops a half message. */
     qs_smartcard_check_from_qemu(c, s->data + 40, 5, out);
     qs_smartcard_check_qemu_reset(c);
