@@ -27,7 +27,10 @@ to qemu's reader. What is shown, on qemu 7.2 and 10.0:
   selected, and 90 00.
 
 Run this file as a script for the SPICE client side:
-  /usr/bin/python3 test_smartcard.py client HOST PORT DB SECONDS
+  /usr/bin/python3 test_smartcard.py client HOST PORT DB SECONDS [PASSWORD]
+
+test_launcher_spice.py's `test_real_helper_smartcard` runs the same
+client against a libvirt domain attached by the launcher.
 """
 
 import sys
@@ -46,6 +49,8 @@ def client_main(argv):
     loop = GLib.MainLoop()
     session = Spice.Session(host=host, port=port, enable_smartcard=True,
                             smartcard_certificates=CERTS, smartcard_db=db)
+    if len(argv) > 4:
+        session.set_property("password", argv[4])
 
     def say(*words):
         print(*words, flush=True)
