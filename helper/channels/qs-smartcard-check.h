@@ -24,13 +24,17 @@
  * - VSC_Init is each side's greeting to its peer: qemu's is not passed on,
  *   the client's is ignored.
  *
- * Why check: qemu's passthru (7.2 and 10.0) takes a short VSC_Init as a
- * huge capability count and writes past its buffer, reads a VSC_Error's
- * code without checking its length, and deletes its chardev for good (the
- * VM keeps a reader that never works again) when a message does not fit
- * its 64 KiB buffer. So only the types spice-server passes on go to qemu,
- * for the reader added, whole, and no longer than QS_SMARTCARD_MAX_BODY;
- * anything else closes the client's channel with an error naming it.
+ * Why check: qemu's passthru (7.2 and 10.0, tried) gathers each message
+ * in a 64 KiB buffer and reads its chardev only while that has room: a
+ * header announcing more fills it and qemu never reads the chardev again,
+ * across reconnections too (the VM keeps a reader that never works
+ * again). It also reads a VSC_Error's code and a VSC_Init's fields
+ * without checking the message's length (stale bytes, not a crash on a
+ * 64-bit host: the capability count of a short VSC_Init comes out
+ * negative). So, as spice-server does, only the types it passes on go to
+ * qemu, for the reader added, whole, and no longer than
+ * QS_SMARTCARD_MAX_BODY; anything else closes the client's channel with
+ * an error naming it.
  */
 /* qemu's receive buffer is 64 KiB, header included. */
 #define QS_SMARTCARD_MAX_BODY (64u * 1024u - 12u)

@@ -7,10 +7,12 @@ qemu runs `-device usb-ccid` with a `ccid-card-passthru` on a
 rectangle. A raw client (spice_raw.py) links main, display and the
 smartcard channel and adds its reader (a VSC_ReaderAdd); qemu's answer
 comes back translated (a VSC_Error of code 0 for reader 0, little
-endian). qemu's passthru would write past its buffer on a short VSC_Init
-and would drop its chardev for good (the VM keeping a reader that never
-works again) on a message over its 64 KiB buffer; the helper checks every
-message first (qs-smartcard-check.c). What is shown, on qemu 7.2 and 10.0:
+endian). qemu's passthru stops reading its chardev for good (across
+reconnections: the VM keeps a reader that never answers again) once a
+message does not fit its 64 KiB buffer (tried on 7.2 and 10.0 by writing
+to the chardev directly), and reads fields a short message lacks; the
+helper checks every message first (qs-smartcard-check.c). What is shown,
+on qemu 7.2 and 10.0:
 
 - each bad message (shorter than its header, a header whose length is
   not the message's, a body over 65 524 bytes, an unknown type, a
@@ -77,7 +79,8 @@ class CardClient:
         self.raw = Session(port)
         self.card = Channel(link(port, CHANNEL_SMARTCARD, self.raw.session_id), "smartcard",
                             vmc=True)
-        # The client's greeting, short enough to overrun qemu's parser: dropped.
+        # A greeting shorter than a VSC_Init (qemu would read stale bytes for
+        # its fields): dropped, as the client's greeting is.
         self.send(msg(VSC_INIT, 0))
         self.send(msg(VSC_READER_ADD, UNDEFINED_READER, b"raw reader"))
         want = msg(VSC_ERROR, 0, b"\0\0\0\0")
