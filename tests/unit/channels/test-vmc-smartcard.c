@@ -71,6 +71,12 @@ static void test_bridge(void)
     g_assert_null(link_to(&fx, SPICE_CHANNEL_SMARTCARD, 1, SPICE_LINK_ERR_CHANNEL_NOT_AVAILABLE));
     card = link_to(&fx, SPICE_CHANNEL_SMARTCARD, 0, SPICE_LINK_ERR_OK);
     g_assert_cmpuint(fake_conn_sent(card)->len, ==, 0);     /* no PORT_INIT */
+    {
+        g_autoptr(GPtrArray) clients = qs_channels_list_clients(fx.hub);
+        QsClientInfo *info = g_ptr_array_index(clients, 0);
+
+        g_assert_true(g_strv_contains((const char *const *)info->channels, "smartcard:0"));
+    }
 
     /* Client to qemu: headers in network order, the reader's name kept. */
     {
