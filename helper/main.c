@@ -46,6 +46,7 @@ static int arg_console = -1;
 static int arg_control_fd = -1;
 static char **arg_port_fds;
 static char **arg_usbredir_fds;
+static char *arg_smartcard_fd;
 static int arg_max_sessions = QS_CHANNELS_DEFAULT_SESSIONS;
 static char *arg_when_full;
 static QsConfineConfig confine_cfg;
@@ -81,6 +82,10 @@ static const GOptionEntry entries[] = {
       "Offer qemu's usb-redir device as a SPICE usbredir channel (ids 0, 1, "
       "... in the order given), its chardev connecting to the inherited "
       "listening stream socket FD; repeatable", "FD" },
+    { "smartcard-fd", 0, 0, G_OPTION_ARG_STRING, &arg_smartcard_fd,
+      "Offer qemu's ccid-card-passthru smartcard as the SPICE smartcard "
+      "channel (one reader), its chardev reached on the inherited stream "
+      "socket FD (connected, or listening for qemu)", "FD" },
     { "max-sessions", 0, 0, G_OPTION_ARG_INT, &arg_max_sessions,
       "Serve at most N clients at once, each in its own session paced for "
       "its own link (1-16, default 4)", "N" },
@@ -119,6 +124,7 @@ static int print_capabilities(void)
         "confinement",     /* --user and the rest of --help-confinement */
         "port-fd",         /* --port-fd NAME=FD: virtio-serial ports as port channels */
         "usbredir-fd",     /* --usbredir-fd FD: usb-redir devices as usbredir channels */
+        "smartcard-fd",    /* --smartcard-fd FD: ccid-card-passthru as the smartcard channel */
         "token-keys",      /* signed console tokens: --token-keys-file, --token-keys-fd */
     };
     g_autoptr(GError) error = NULL;
@@ -285,7 +291,7 @@ int main(int argc, char **argv)
     QsChannels *channels = NULL;
     QsServer *server = NULL;
     QsChannelsHead heads[QS_DISPLAY_MAX_SERVED];
-    QsVmcBridge *bridges[QS_PORTS_MAX + QS_USBREDIR_MAX];
+    QsVmcBridge *bridges[QS_PORTS_MAX + QS_USBREDIR_MAX + 1];
     guint n_bridges = 0;
     QsNetConfig net_cfg;
     QsDisplayOptions opts;
@@ -356,7 +362,8 @@ int main(int argc, char **argv)
      * socket of its own, which the seccomp filter kills us for. */
     g_log_set_writer_func(g_log_writer_standard_streams, NULL, NULL);
     /* The chardevs' descriptors are checked before anything is attached. */
-    if (!qs_helper_make_bridges(arg_port_fds, arg_usbredir_fds, bridges, &n_bridges, &error)) {
+    if (!qs_helper_make_bridges(arg_port_fds, arg_usbredir_fds, arg_smartcard_fd, bridges,
+                                &n_bridges, &error)) {
         qs_helper_free_bridges(bridges, n_bridges);
         qs_net_config_clear(&net_cfg);
         return usage_error(error->message);
@@ -509,6 +516,7 @@ int main(int argc, char **argv)
     g_free(arg_qmp);
     g_strfreev(arg_port_fds);
     g_strfreev(arg_usbredir_fds);
+    g_free(arg_smartcard_fd);
 #ifdef QS_TEST_CONTROLS
     g_free(arg_test_control);
 #endif

@@ -8,8 +8,8 @@
 
 /* One bridge per --port-fd, on the descriptors the launcher opened, and
  * one line saying what the client will be offered. */
-gboolean qs_helper_make_bridges(char **port_fds, char **usbredir_fds, QsVmcBridge **bridges,
-                                guint *n, GError **error)
+gboolean qs_helper_make_bridges(char **port_fds, char **usbredir_fds, const char *smartcard_fd,
+                                QsVmcBridge **bridges, guint *n, GError **error)
 {
     g_autoptr(GString) offered = g_string_new(NULL);
     uint8_t next_port_id = 0;
@@ -81,6 +81,21 @@ gboolean qs_helper_make_bridges(char **port_fds, char **usbredir_fds, QsVmcBridg
                                "while a client has the channel)",
                                offered->len ? ", " : "", name, id);
         bridges[(*n)++] = qs_vmc_bridge_new(cd, SPICE_CHANNEL_USBREDIR, id);
+    }
+    if (smartcard_fd) {
+        QsChardev *cd;
+        int fd;
+
+        /* One reader: libvirt gives a domain one passthrough smartcard per
+         * CCID controller, and spice-gtk adds its readers to channel 0. */
+        if (!qs_smartcard_fd_parse(smartcard_fd, &fd, error) ||
+            !(cd = qs_chardev_new("smartcard", fd, error))) {
+            return FALSE;
+        }
+        g_string_append_printf(offered, "%ssmartcard (smartcard channel 0, one reader, "
+                               "qemu's end %s)", offered->len ? ", " : "",
+                               qs_chardev_is_listening(cd) ? "connects to us" : "connected");
+        bridges[(*n)++] = qs_vmc_bridge_new(cd, SPICE_CHANNEL_SMARTCARD, 0);
     }
     if (*n) {
         g_message("offering qemu's chardevs as SPICE channels: %s", offered->str);

@@ -23,10 +23,13 @@ typedef struct {
     GString *text;
     GPtrArray *ports;         /* QsDomainPort */
     GPtrArray *redirdevs;     /* QsDomainPort */
-    /* The <channel> or <redirdev> being read: type='unix', its source and
-     * target. */
+    QsDomainPort *smartcard;
+    guint extra_smartcards;
+    /* The <channel>, <redirdev> or <smartcard> being read: type='unix', its
+     * source and target. */
     gboolean in_unix_channel;
     gboolean in_redirdev;
+    gboolean in_smartcard;
     gboolean in_dac_seclabel;   /* <seclabel model='dac'> */
     gint64 qemu_uid, qemu_gid;
     char *chan_mode, *chan_path, *chan_target_type, *chan_target_name;
@@ -68,7 +71,8 @@ static gboolean in_path3(Parse *p, const char *c)
 }
 
 /* <channel type='unix'><source mode= path=/><target type='virtio' name=/>,
- * <redirdev bus='usb' type='unix'><source mode= path=/>. */
+ * <redirdev bus='usb' type='unix'><source mode= path=/>,
+ * <smartcard mode='passthrough' type='unix'><source mode= path=/>. */
 static void channel_start(Parse *p, const char *element, const char **names,
                           const char **values)
 {
@@ -80,7 +84,13 @@ static void channel_start(Parse *p, const char *element, const char **names,
         p->in_unix_channel = type && strcmp(type, "unix") == 0;
     } else if (in_path(p, "domain", "devices") && strcmp(element, "redirdev") == 0) {
         p->in_redirdev = type && strcmp(type, "unix") == 0 && (!bus || strcmp(bus, "usb") == 0);
-    } else if (p->in_redirdev && in_path3(p, "redirdev") &&
+    } else if (in_path(p, "domain", "devices") && strcmp(element, "smartcard") == 0) {
+        const char *mode = attr(names, values, "mode");
+
+        p->in_smartcard = type && strcmp(type, "unix") == 0 && mode &&
+                          strcmp(mode, "passthrough") == 0;
+    } else if (((p->in_redirdev && in_path3(p, "redirdev")) ||
+                (p->in_smartcard && in_path3(p, "smartcard"))) &&
                strcmp(element, "source") == 0 && !p->chan_path) {
         p->chan_mode = g_strdup(attr(names, values, "mode"));
         p->chan_path = g_strdup(attr(names, values, "path"));
@@ -98,9 +108,21 @@ static void channel_start(Parse *p, const char *element, const char **names,
 static void channel_end(Parse *p, const char *element)
 {
     if (!in_path(p, "domain", "devices") ||
-        (strcmp(element, "channel") != 0 && strcmp(element, "redirdev") != 0)) {
+        (strcmp(element, "channel") != 0 && strcmp(element, "redirdev") != 0 &&
+         strcmp(element, "smartcard") != 0)) {
         return;
     }
+    if (p->in_smartcard && p->chan_path && !p->smartcard) {
+        /* The first: the helper offers one reader. */
+        p->smartcard = g_new0(QsDomainPort, 1);
+        p->smartcard->name = g_strdup("smartcard");
+        p->smartcard->path = g_steal_pointer(&p->chan_path);
+        /* As for a redirdev, no mode is libvirt's connect. */
+        p->smartcard->qemu_listens = p->chan_mode && strcmp(p->chan_mode, "bind") == 0;
+    } else if (p->in_smartcard && p->chan_path) {
+        p->extra_smartcards++;
+    }
+    p->in_smartcard = FALSE;
     if (p->in_redirdev && p->chan_path) {
         QsDomainPort *dev = g_new0(QsDomainPort, 1);
 
@@ -254,6 +276,9 @@ static void parse_clear(Parse *p)
     g_string_free(p->text, TRUE);
     g_ptr_array_unref(p->ports);
     g_ptr_array_unref(p->redirdevs);
+    if (p->smartcard) {
+        port_free(p->smartcard);
+    }
     g_free(p->chan_mode);
     g_free(p->chan_path);
     g_free(p->chan_target_type);
@@ -321,6 +346,8 @@ QsDomainInfo *qs_domain_info_parse(const char *xml, GError **error)
     info->qemu_uid = p.qemu_uid;
     info->qemu_gid = p.qemu_gid;
     p.redirdevs = g_ptr_array_new();
+    info->smartcard = g_steal_pointer(&p.smartcard);
+    info->extra_smartcards = p.extra_smartcards;
     if (!p.found_dbus) {
         g_set_error(error, G_IO_ERROR, G_IO_ERROR_NOT_SUPPORTED,
                     "domain '%s' has no D-Bus display%s%s%s: %s", info->name,
@@ -383,6 +410,9 @@ void qs_domain_info_free(QsDomainInfo *info)
     }
     if (info->redirdevs) {
         g_ptr_array_unref(info->redirdevs);
+    }
+    if (info->smartcard) {
+        port_free(info->smartcard);
     }
     g_free(info);
 }

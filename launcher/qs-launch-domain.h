@@ -34,6 +34,11 @@ typedef struct {
     /* <redirdev bus='usb' type='unix'>: QsDomainPort named "usbredir.N"
      * (N counting these), in document order. */
     GPtrArray *redirdevs;
+    /* The first <smartcard mode='passthrough' type='unix'>: QsDomainPort
+     * named "smartcard", or NULL; extra_smartcards counts the others (the
+     * helper offers one reader). */
+    QsDomainPort *smartcard;
+    guint extra_smartcards;
     /* The user and group qemu runs as, from the live XML's
      * <seclabel model='dac'><label>+UID:+GID</label>; -1: not said. */
     gint64 qemu_uid, qemu_gid;

@@ -176,8 +176,10 @@ static gboolean spawn(Session *s, GError **error)
     /* Each start connects (and listens) anew: the previous helper's
      * connections closed with it, and qemu takes the next one. */
     guint n_ports = display_fd >= 0 || s->info->mode == QS_DISPLAY_BUS
-                        ? qs_launch_open_redirdevs(s->info, ports,
-                                                   qs_launch_open_ports(s->info, ports))
+                        ? qs_launch_open_smartcard(
+                              s->info, ports,
+                              qs_launch_open_redirdevs(s->info, ports,
+                                                       qs_launch_open_ports(s->info, ports)))
                         : 0;
     QsSpawnSpec spec = {
         .helper_path = s->cfg->helper_path,

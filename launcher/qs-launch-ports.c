@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* Connecting to the sockets of the domain's virtio-serial ports, and listening on its usb-redir devices' sockets, before the helper starts, since the confined helper opens nothing itself. */
+/* Connecting to the sockets of the domain's virtio-serial ports, listening on its usb-redir devices' sockets, and either for its passthrough smartcard, before the helper starts, since the confined helper opens nothing itself. */
 #include "qs-launch-ports.h"
 
 #include <errno.h>
@@ -61,7 +61,7 @@ guint qs_launch_open_ports(const QsDomainInfo *info, QsSpawnPort *out)
             continue;
         }
         /* The name points into info, which outlives the spawn. */
-        out[n++] = (QsSpawnPort){ port->name, fd, FALSE };
+        out[n++] = (QsSpawnPort){ port->name, fd, FALSE, FALSE };
     }
     return n;
 }
@@ -135,7 +135,33 @@ guint qs_launch_open_redirdevs(const QsDomainInfo *info, QsSpawnPort *out, guint
                          "served without it", dev->name, dev->path, error->message);
             continue;
         }
-        out[n + taken++] = (QsSpawnPort){ dev->name, fd, TRUE };
+        out[n + taken++] = (QsSpawnPort){ dev->name, fd, TRUE, FALSE };
     }
     return n + taken;
+}
+
+guint qs_launch_open_smartcard(const QsDomainInfo *info, QsSpawnPort *out, guint n)
+{
+    const QsDomainPort *card = info->smartcard;
+    g_autoptr(GError) error = NULL;
+    int fd;
+
+    if (info->extra_smartcards) {
+        qs_log_info("%u more passthrough smartcard(s) not passed to the helper: it offers "
+                    "one reader", info->extra_smartcards);
+    }
+    if (!card) {
+        return n;
+    }
+    /* Either way round: the helper's bridge keeps one connection. */
+    fd = card->qemu_listens ? connect_unix(card->path, &error)
+                            : listen_unix(card->path, info->qemu_uid, info->qemu_gid, &error);
+    if (fd < 0) {
+        qs_log_error("smartcard: %s %s: %s; the console is served without it",
+                     card->qemu_listens ? "connecting to" : "listening on", card->path,
+                     error->message);
+        return n;
+    }
+    out[n] = (QsSpawnPort){ card->name, fd, FALSE, TRUE };
+    return n + 1;
 }

@@ -18,3 +18,8 @@ void qs_launch_close_ports(QsSpawnPort *ports, guint n);
  * returns the new count. Each start listens anew: a stale socket at the
  * path is replaced. Skipped ones are logged with why. */
 guint qs_launch_open_redirdevs(const QsDomainInfo *info, QsSpawnPort *out, guint n);
+/* The domain's first passthrough smartcard, appended to `out` (which has
+ * `n` entries): connected to when qemu listens (mode='bind'), listened on
+ * when qemu connects; returns the new count. Failing is logged, and the
+ * console is served without it. */
+guint qs_launch_open_smartcard(const QsDomainInfo *info, QsSpawnPort *out, guint n);

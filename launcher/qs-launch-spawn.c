@@ -338,6 +338,8 @@ pid_t qs_spawn_helper(const QsSpawnSpec *s, GError **error)
     for (guint i = 0; i < s->n_ports; i++) {
         g_ptr_array_add(argv, s->ports[i].usbredir
                               ? g_strdup_printf("--usbredir-fd=%u", FD_PORT0 + i)
+                              : s->ports[i].smartcard
+                              ? g_strdup_printf("--smartcard-fd=%u", FD_PORT0 + i)
                               : g_strdup_printf("--port-fd=%s=%u", s->ports[i].name,
                                                 FD_PORT0 + i));
     }

@@ -26,12 +26,13 @@ gboolean qs_tls_prepare(const char *dir, const char *private_dir, uid_t uid,
 /* At most as many ports and usb-redir devices as the helper takes. */
 #define QS_SPAWN_MAX_PORTS 16
 #define QS_SPAWN_MAX_USBREDIR 8
-#define QS_SPAWN_MAX_CHARDEVS (QS_SPAWN_MAX_PORTS + QS_SPAWN_MAX_USBREDIR)
+#define QS_SPAWN_MAX_CHARDEVS (QS_SPAWN_MAX_PORTS + QS_SPAWN_MAX_USBREDIR + 1)
 
 typedef struct {
-    const char *name;          /* the virtio-serial port's name, or "usbredir.N" */
+    const char *name;          /* the virtio-serial port's name, "usbredir.N" or "smartcard" */
     int fd;                    /* connected to its chardev, or listening for qemu */
     gboolean usbredir;         /* --usbredir-fd rather than --port-fd */
+    gboolean smartcard;        /* --smartcard-fd rather than --port-fd */
 } QsSpawnPort;
 
 typedef struct {
@@ -53,7 +54,7 @@ typedef struct {
     uid_t uid;
     gid_t gid;
     int log_fd;
-    const QsSpawnPort *ports;  /* --port-fd and --usbredir-fd, at most
+    const QsSpawnPort *ports;  /* --port-fd, --usbredir-fd, --smartcard-fd, at most
                                 * QS_SPAWN_MAX_CHARDEVS */
     guint n_ports;
 } QsSpawnSpec;

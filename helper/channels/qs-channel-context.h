@@ -13,9 +13,9 @@
 /* At most this many heads (display + cursor channel ids 0..n-1). */
 #define QS_CHANNELS_MAX_HEADS 16
 
-/* At most this many bridged chardevs (port, webdav, usbredir channels):
- * QS_PORTS_MAX plus QS_USBREDIR_MAX. */
-#define QS_CHANNELS_MAX_BRIDGES 24
+/* At most this many bridged chardevs (port, webdav, usbredir, smartcard
+ * channels): QS_PORTS_MAX plus QS_USBREDIR_MAX plus one smartcard. */
+#define QS_CHANNELS_MAX_BRIDGES 25
 
 typedef struct QsAgent QsAgent;
 typedef struct QsVmcBridge QsVmcBridge;

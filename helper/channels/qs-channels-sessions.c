@@ -120,9 +120,12 @@ static QsClientInfo *client_info(QsChannels *hub, QsSession *s)
     for (guint i = 0; i < hub->ctx.n_bridges; i++) {
         if (s->vmcs[i]) {
             QsVmcBridge *b = hub->ctx.bridges[i];
+            uint8_t type = qs_vmc_bridge_get_channel_type(b);
 
-            g_ptr_array_add(names, qs_vmc_bridge_get_channel_type(b) == SPICE_CHANNEL_USBREDIR
+            g_ptr_array_add(names, type == SPICE_CHANNEL_USBREDIR
                                    ? g_strdup_printf("usbredir:%u", qs_vmc_bridge_get_channel_id(b))
+                                   : type == SPICE_CHANNEL_SMARTCARD
+                                   ? g_strdup("smartcard:0")
                                    : g_strdup_printf("port:%s", qs_vmc_bridge_get_name(b)));
             info->bytes_sent += s->vmcs[i]->sent_bytes;
         }

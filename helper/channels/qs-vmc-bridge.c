@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* A chardev bridged to a SPICE spicevmc channel: SPICEVMC_DATA both ways, each side read only while the other side's queue has room; for usbredir, one chardev connection per client channel. */
+/* A chardev bridged to a SPICE spicevmc channel: SPICEVMC_DATA both ways, each side read only while the other side's queue has room; for usbredir, one chardev connection per client channel; for smartcard, VSCard messages checked and translated. */
 #include "channels/qs-vmc-bridge.h"
 #include "channels/qs-channel.h"
 #include "channels/qs-session.h"
+#include "channels/qs-smartcard-check.h"
 #include "channels/qs-usbredir-check.h"
 
 #include <spice/enums.h>
@@ -20,6 +21,7 @@ struct QsVmcBridge {
     gboolean per_client;
     GByteArray *pending;        /* per_client: the client's bytes before qemu's hello */
     QsUsbredirCheck *check;     /* per_client: of the current chardev connection */
+    QsSmartcardCheck *card;     /* smartcard: the VSCard messages both ways */
     QsVmcBridgeStats stats;
 };
 
@@ -72,6 +74,65 @@ static void watch_qemu_hello(QsVmcBridge *b, const guint8 *data, gsize len)
     }
 }
 
+/* smartcard: qemu's stream cut into messages, each its own SMARTCARD_DATA. */
+static void card_from_qemu(QsVmcBridge *b, const guint8 *data, gsize len)
+{
+    g_autoptr(GPtrArray) msgs = g_ptr_array_new_with_free_func((GDestroyNotify)g_bytes_unref);
+
+    qs_smartcard_check_from_qemu(b->card, data, len, msgs);
+    for (guint i = 0; i < msgs->len; i++) {
+        GBytes *m = g_ptr_array_index(msgs, i);
+        gsize n = g_bytes_get_size(m);
+
+        if (qs_channel_send(b->ch, SPICE_MSG_SMARTCARD_DATA, g_bytes_ref(m))) {
+            b->stats.to_client += n;
+        }
+    }
+}
+
+/* What the smartcard check made for qemu; dropped (and said once) while
+ * qemu's end is closed. */
+static void card_to_qemu(QsVmcBridge *b, GByteArray *out)
+{
+    if (!out->len) {
+        return;
+    }
+    if (!qs_chardev_write(b->chardev, out->data, out->len)) {
+        if (!b->told_dropped) {
+            b->told_dropped = TRUE;
+            g_message("%s: qemu's end is closed; the client's smartcard messages are dropped",
+                      qs_vmc_bridge_get_name(b));
+        }
+        b->stats.dropped += out->len;
+        return;
+    }
+    b->stats.to_qemu += out->len;
+}
+
+static void card_from_client(QsVmcBridge *b, const uint8_t *data, gsize len)
+{
+    g_autoptr(GByteArray) out = g_byte_array_new();
+    g_autoptr(GPtrArray) replies = g_ptr_array_new_with_free_func((GDestroyNotify)g_bytes_unref);
+    g_autoptr(GError) error = NULL;
+    gboolean had_reader = qs_smartcard_check_reader_added(b->card);
+
+    if (!qs_smartcard_check_from_client(b->card, data, len, out, replies, &error)) {
+        g_message("%s: %s; closing the client's channel", qs_vmc_bridge_get_name(b),
+                  error->message);
+        qs_channel_close(b->ch, error->message);
+        return;
+    }
+    if (had_reader != qs_smartcard_check_reader_added(b->card)) {
+        g_message("%s: the client %s its reader", qs_vmc_bridge_get_name(b),
+                  had_reader ? "removed" : "added");
+    }
+    card_to_qemu(b, out);
+    for (guint i = 0; i < replies->len; i++) {
+        qs_channel_send(b->ch, SPICE_MSG_SMARTCARD_DATA,
+                        g_bytes_ref(g_ptr_array_index(replies, i)));
+    }
+}
+
 static void on_data(QsChardev *cd, const guint8 *data, gsize len, gpointer user_data)
 {
     QsVmcBridge *b = user_data;
@@ -79,6 +140,11 @@ static void on_data(QsChardev *cd, const guint8 *data, gsize len, gpointer user_
     (void)cd;
     if (!b->ch) {
         return;                 /* not reading without a channel: cannot happen */
+    }
+    if (b->card) {
+        card_from_qemu(b, data, len);
+        steer(b);
+        return;
     }
     if (b->per_client && !qs_usbredir_check_ready(b->check)) {
         watch_qemu_hello(b, data, len);
@@ -101,6 +167,9 @@ static void on_opened(QsChardev *cd, gpointer user_data)
 
     (void)cd;
     b->told_dropped = FALSE;
+    if (b->card) {
+        qs_smartcard_check_qemu_reset(b->card);
+    }
     if (b->per_client) {
         /* Each connection starts with qemu's hello. */
         qs_usbredir_check_free(b->check);
@@ -149,6 +218,9 @@ QsVmcBridge *qs_vmc_bridge_new(QsChardev *chardev, uint8_t channel_type,
     b->channel_type = channel_type;
     b->channel_id = channel_id;
     b->per_client = channel_type == SPICE_CHANNEL_USBREDIR;
+    if (channel_type == SPICE_CHANNEL_SMARTCARD) {
+        b->card = qs_smartcard_check_new();
+    }
     b->pending = g_byte_array_new();
     if (b->per_client) {
         qs_chardev_set_accepting(chardev, FALSE);
@@ -170,6 +242,7 @@ void qs_vmc_bridge_free(QsVmcBridge *b)
     g_warn_if_fail(b->ch == NULL);
     qs_chardev_free(b->chardev);
     qs_usbredir_check_free(b->check);
+    qs_smartcard_check_free(b->card);
     g_byte_array_unref(b->pending);
     g_free(b);
 }
@@ -218,6 +291,17 @@ void qs_vmc_bridge_detach(QsVmcBridge *b, QsChannel *ch)
 {
     if (b->ch == ch) {
         b->ch = NULL;
+        if (b->card) {
+            /* As spice-server: the reader goes with its client. */
+            g_autoptr(GByteArray) out = g_byte_array_new();
+
+            qs_smartcard_check_client_gone(b->card, out);
+            if (out->len) {
+                g_message("%s: the client's reader is removed with its channel",
+                          qs_vmc_bridge_get_name(b));
+            }
+            card_to_qemu(b, out);
+        }
         if (b->per_client) {
             /* qemu's usb-redir takes the device out of the guest. */
             g_byte_array_set_size(b->pending, 0);
@@ -248,6 +332,13 @@ void qs_vmc_bridge_from_client(QsVmcBridge *b, const uint8_t *data, gsize len)
     }
     if (b->per_client) {
         to_qemu_checked(b, data, len);
+        steer(b);
+        return;
+    }
+    if (b->card) {
+        if (!qs_conn_is_closed(b->ch->conn)) {
+            card_from_client(b, data, len);
+        }
         steer(b);
         return;
     }

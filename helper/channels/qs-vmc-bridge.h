@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* QsVmcBridge: one of qemu's chardevs and the SPICE channel (port,
- * webdav; later usbredir, smartcard) that carries its bytes to a client,
+ * webdav, usbredir, smartcard) that carries its bytes to a client,
  * with flow control both ways. Lives as long as the helper; the client's
  * channel comes and goes. */
 #pragma once

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* PORT_INIT and PORT_EVENT bodies, the NAME=FD descriptors of --port-fd and --usbredir-fd's FD. */
+/* PORT_INIT and PORT_EVENT bodies, the NAME=FD descriptors of --port-fd, --usbredir-fd's and --smartcard-fd's FD. */
 #include "channels/qs-vmc-msg.h"
 #include "channels/qs-wire.h"
 
@@ -49,6 +49,16 @@ gboolean qs_usbredir_fd_parse(const char *text, int *fd, GError **error)
     if (!fd_number(text, fd)) {
         g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
                     "--usbredir-fd '%s': expected a descriptor number", text);
+        return FALSE;
+    }
+    return TRUE;
+}
+
+gboolean qs_smartcard_fd_parse(const char *text, int *fd, GError **error)
+{
+    if (!fd_number(text, fd)) {
+        g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                    "--smartcard-fd '%s': expected a descriptor number", text);
         return FALSE;
     }
     return TRUE;

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* The port channel's server messages, and the command line's chardev descriptors (--port-fd NAME=FD, --usbredir-fd FD). */
+/* The port channel's server messages, and the command line's chardev descriptors (--port-fd NAME=FD, --usbredir-fd FD, --smartcard-fd FD). */
 #pragma once
 
 #include <glib.h>
@@ -32,6 +32,8 @@ gboolean qs_port_spec_parse(const char *text, char **name, int *fd, GError **err
 
 /* --usbredir-fd's FD: a descriptor number (decimal, >= 0). */
 gboolean qs_usbredir_fd_parse(const char *text, int *fd, GError **error);
+/* --smartcard-fd's FD: a descriptor number (decimal, >= 0). */
+gboolean qs_smartcard_fd_parse(const char *text, int *fd, GError **error);
 
 /* Which SPICE channel carries port `name`: WEBDAV for QS_PORT_WEBDAV (what
  * spice-gtk's folder sharing opens), PORT for any other. */

@@ -1,5 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
-"""A port channel flooded from either end while the other end does not read.
+"""A port channel flooded from either end while the other end does not read;
+and the same for the webdav channel of folder sharing (the port named
+org.spice-space.webdav.0: the same bridge, channel type 11).
 
 qemu runs a virtserialport on `-chardev socket,server=on`, connected and
 passed to the helper with `--port-fd` as the launcher does; the busy guest
@@ -57,6 +59,10 @@ from spice_raw import (CHANNEL_PORT, MSG_PORT_INIT, MSGC_SPICEVMC_DATA, Channel,
                        link)
 
 PORT = "org.qemu-spice.test.flood"
+# The same bridge as the webdav channel (type 11) that folder sharing uses.
+CHANNEL_WEBDAV = 11
+PORTS = [pytest.param(PORT, CHANNEL_PORT, id="port"),
+         pytest.param("org.spice-space.webdav.0", CHANNEL_WEBDAV, id="webdav")]
 FLOOD_BOUND = 32 * 1024 * 1024
 SETTLE_S = 6.0
 WATCH_S = 3.0
@@ -77,18 +83,20 @@ class PortVm:
     """The busy guest with PORT on a socket chardev, and the helper serving
     it with the connection passed in."""
 
-    def __init__(self, qemu_factory, guest, helper_binary, mode):
+    def __init__(self, qemu_factory, guest, helper_binary, mode, name=PORT,
+                 channel=CHANNEL_PORT):
+        self.channel = channel
         self.run = tempfile.mkdtemp(prefix="qs-flood-", dir="/tmp")
         self.path = os.path.join(self.run, "port.sock")
         self.q = qemu_factory(flavour="host", guest=guest, vga="virtio", mode="busy",
-                              cmdline_extra=f"keydraw.echo={PORT} keydraw.echo_mode={mode}",
+                              cmdline_extra=f"keydraw.echo={name} keydraw.echo_mode={mode}",
                               extra_args=virtio_port_args(
-                                  PORT, f"path={self.path},server=on,wait=off"))
+                                  name, f"path={self.path},server=on,wait=off"))
         self.q.wait_serial(r"ECHO waiting", timeout=120)
         self.chardev = connect_chardev(self.path)
         # One client at a time, the newest winning: a new client takes the
         # flooding one's session over.
-        self.serving = serving_port(helper_binary, self.q, PORT, self.chardev,
+        self.serving = serving_port(helper_binary, self.q, name, self.chardev,
                                     "--max-sessions", "1", "--when-full", "replace")
 
     def __enter__(self):
@@ -107,7 +115,7 @@ class PortVm:
 
     def session(self, read_port=True):
         raw = Session(self.port)
-        port = Channel(link(self.port, CHANNEL_PORT, raw.session_id), "port",
+        port = Channel(link(self.port, self.channel, raw.session_id), "port",
                        read=read_port, vmc=True)
         return raw, port
 
@@ -144,8 +152,10 @@ def display_keeps_going(q, h, raw, binary, what):
 
 
 @pytest.mark.timeout(240)
-def test_client_floods_port_guest_does_not_read(qemu_factory, guest, helper_binary):
-    with PortVm(qemu_factory, guest, helper_binary, "hold") as vm:
+@pytest.mark.parametrize("name,channel", PORTS)
+def test_client_floods_port_guest_does_not_read(qemu_factory, guest, helper_binary, name,
+                                                channel):
+    with PortVm(qemu_factory, guest, helper_binary, "hold", name, channel) as vm:
         raw, port = vm.session()
         deadline = time.monotonic() + 10
         while MSG_PORT_INIT not in port.first:
@@ -182,8 +192,10 @@ def test_client_floods_port_guest_does_not_read(qemu_factory, guest, helper_bina
 
 
 @pytest.mark.timeout(240)
-def test_guest_floods_port_client_does_not_read(qemu_factory, guest, helper_binary):
-    with PortVm(qemu_factory, guest, helper_binary, "flood") as vm:
+@pytest.mark.parametrize("name,channel", PORTS)
+def test_guest_floods_port_client_does_not_read(qemu_factory, guest, helper_binary, name,
+                                                channel):
+    with PortVm(qemu_factory, guest, helper_binary, "flood", name, channel) as vm:
         raw, port = vm.session(read_port=False)
         time.sleep(SETTLE_S * slowdown(helper_binary))
         at_settle = vm.guest_flooded()

@@ -153,6 +153,8 @@ int main(void)
     kd_beep_start();
     kd_record_start();
     kd_usb_start();
+    kd_webdav_start();
+    kd_ccid_start();
     run(&fb, mode, fps, resize);
     return 0;
 }

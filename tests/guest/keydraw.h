@@ -95,6 +95,16 @@ void kd_beep_start(void);
  * go ("USB add BUS-PORT VVVV:PPPP product=...", "USB remove ..."). */
 void kd_usb_start(void);
 
+/* keydraw-webdav.c: keydraw.webdav=FILE, a folder-sharing client on the
+ * port org.spice-space.webdav.0: lists the shared folder (PROPFIND) and
+ * reads FILE (GET), WEBDAV lines. */
+void kd_webdav_start(void);
+/* keydraw-ccid.c: keydraw.ccid=1, CCID over usbfs to qemu's usb-ccid
+ * reader: CCID lines (reader, slot, ATR, one APDU's answer). */
+void kd_ccid_start(void);
+/* keydraw-webdav-sha256.c: the lowercase hex SHA-256 of data. */
+void kd_sha256_hex(const uint8_t *data, size_t len, char out[65]);
+
 /* keydraw-record.c: keydraw.record=1, captures from /dev/dsp (AC97) and
  * prints RECORD lines with the pitch and level of every 0.5 s. */
 void kd_record_start(void);

@@ -234,6 +234,55 @@ def test_real_helper_usbredir(libvirtd, guest, paths, helper_binary):
         env.cleanup()
 
 
+def test_real_helper_smartcard(libvirtd, guest, paths, helper_binary, tmp_path):
+    """A <smartcard mode='passthrough' type='unix'> with mode='connect', as
+    docs/operations.md shows it (libvirt adds the usb-ccid reader): the
+    launcher listens on its path and passes the socket (--smartcard-fd),
+    qemu's passthru connects, and spice-gtk with libcacard's software card
+    (test_smartcard.py's client) puts its card into the guest, which gets
+    an APDU answered by the card over CCID."""
+    from script_client import ScriptClient
+    from test_smartcard import make_nss_db
+
+    db = make_nss_db(tmp_path)
+    env = LauncherEnv(paths, helper=helper_binary)
+    client = None
+    try:
+        env.dir.chmod(0o711)
+        sock = env.dir / "smartcard.sock"
+        devices = ("<controller type='usb' index='0' model='qemu-xhci'/>"
+                   "<smartcard mode='passthrough' type='unix'>"
+                   f"<source mode='connect' path='{sock}'>"
+                   "<reconnect enabled='yes' timeout='1'/></source></smartcard>")
+        name = start_domain(libvirtd, "qs-test-launch-smartcard", guest, env.dir,
+                            persistent=False, devices=devices, cmdline_extra="keydraw.ccid=1")
+        res = env.run("attach", name, "--no-supervise")
+        assert res.returncode == 0, res.stderr
+        st = env.state(name)
+        password = (env.run_dir / f"{name}.ticket").read_text().splitlines()[0]
+        wait_log(env, name, "offering qemu's chardevs as SPICE channels: smartcard "
+                            "(smartcard channel 0, one reader, qemu's end connects to us)")
+        wait_log(env, name, "chardev smartcard: qemu connected", timeout=60)
+        client = ScriptClient(Path(__file__).parent / "test_smartcard.py", "127.0.0.1",
+                              st["port"], db, 240, password)
+        try:
+            wait_serial_count(env, name, "CCID get-response=", 1, timeout=240)
+        except AssertionError as e:
+            raise AssertionError(f"{e}\nlog: {env.log(name)[-2500:]}") from e
+        finally:
+            client.stop()
+        serial = (env.dir / f"{name}.serial").read_text(errors="replace")
+        assert "CCID slot icc=present" in serial, serial[-2000:]
+        response = serial.split("CCID get-response=", 1)[1].split()[0]
+        assert response.endswith("9000") and "a0000000790100" in response, response
+        assert "smartcard: the client added its reader" in env.log(name), env.log(name)[-2000:]
+        env.run("detach", name, check=True)
+    finally:
+        if client and client.proc.poll() is None:
+            client.stop()
+        env.cleanup()
+
+
 def test_real_helper_tls(libvirtd, guest, paths, helper_binary, test_client):
     env = LauncherEnv(paths, helper=helper_binary)
     try:

@@ -128,6 +128,39 @@ static void test_redirdevs(void)
     }
 }
 
+/* <smartcard mode='passthrough' type='unix'>: the first one, either
+ * way round; host-certificates and spicevmc cards are not ours. */
+static void test_smartcard(void)
+{
+    g_autoptr(GError) err = NULL;
+    g_autoptr(QsDomainInfo) i = qs_domain_info_parse(
+        HEAD "<devices><graphics type='dbus' p2p='yes'/>"
+        "<smartcard mode='host-certificates'><certificate>a</certificate></smartcard>"
+        "<smartcard mode='passthrough' type='spicevmc'/>"
+        "<smartcard mode='passthrough' type='unix'><source mode='bind' path='/run/sc0.sock'/>"
+        "<alias name='smartcard0'/><address type='ccid' controller='0' slot='0'/></smartcard>"
+        "<smartcard mode='passthrough' type='unix'><source path='/run/sc1.sock'/></smartcard>"
+        "</devices></domain>", &err);
+    g_autoptr(QsDomainInfo) j = qs_domain_info_parse(
+        HEAD "<devices><graphics type='dbus' p2p='yes'/>"
+        "<smartcard mode='passthrough' type='unix'><source mode='connect' path='/run/sc.sock'>"
+        "<reconnect enabled='yes' timeout='1'/></source></smartcard>"
+        "</devices></domain>", NULL);
+    g_autoptr(QsDomainInfo) none = qs_domain_info_parse(
+        HEAD "<devices><graphics type='dbus' p2p='yes'/></devices></domain>", NULL);
+
+    g_assert_no_error(err);
+    g_assert_nonnull(i->smartcard);
+    g_assert_cmpstr(i->smartcard->name, ==, "smartcard");
+    g_assert_cmpstr(i->smartcard->path, ==, "/run/sc0.sock");
+    g_assert_true(i->smartcard->qemu_listens);
+    g_assert_cmpuint(i->extra_smartcards, ==, 1);
+    g_assert_cmpstr(j->smartcard->path, ==, "/run/sc.sock");
+    g_assert_false(j->smartcard->qemu_listens);
+    g_assert_cmpuint(j->extra_smartcards, ==, 0);
+    g_assert_null(none->smartcard);
+}
+
 static void test_bus(void)
 {
     g_autoptr(GError) err = NULL;
@@ -249,6 +282,7 @@ int main(int argc, char **argv)
     g_test_add_func("/launcher/domain/bus", test_bus);
     g_test_add_func("/launcher/domain/ports", test_ports);
     g_test_add_func("/launcher/domain/redirdevs", test_redirdevs);
+    g_test_add_func("/launcher/domain/smartcard", test_smartcard);
     g_test_add_func("/launcher/domain/errors", test_errors);
     g_test_add_func("/launcher/domain/malformed", test_malformed);
     g_test_add_func("/launcher/domain/metadata-opt-in", test_metadata_opt_in);
