@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* A tiny SPICE vdagent (clipboard only) on com.redhat.spice.0, driven by serial commands. */
+/* A tiny SPICE vdagent on com.redhat.spice.0 (text and image clipboard; with keydraw.agent=spice also file transfer, as spice-vdagent toward a SPICE server), driven by serial commands. */
 #define _GNU_SOURCE
 #include "keydraw.h"
 
@@ -32,6 +32,7 @@
                   CAP(VD_AGENT_CAP_CLIPBOARD_GRAB_SERIAL))
 
 struct agent {
+    bool spice;                 /* a SPICE server's agent port, not qemu's vdagent */
     int port;                   /* the virtio-serial port */
     int tty;                    /* serial console, commands come in here */
     uint32_t peer_caps;         /* qemu's caps[0] */
@@ -48,8 +49,18 @@ struct agent {
     uint32_t skip;              /* bytes of an oversized message to drop */
     /* clipboard */
     uint32_t serial[SELECTIONS];     /* next serial of our grabs */
-    uint8_t *owned[SELECTIONS];      /* our text when we hold the selection */
+    uint8_t *owned[SELECTIONS];      /* our data when we hold the selection */
     size_t owned_len[SELECTIONS];
+    uint32_t owned_type[SELECTIONS]; /* VD_AGENT_CLIPBOARD_UTF8_TEXT or _IMAGE_PNG */
+    /* the server port's messages (header only: they have no body) */
+    uint8_t srv[sizeof(VDAgentMessage)];
+    size_t srv_have;
+    /* one file transfer at a time (spice-gtk sends them one after another) */
+    bool xfer;
+    uint32_t xfer_id;
+    uint64_t xfer_size, xfer_have;
+    uint32_t xfer_fnv;
+    char xfer_name[128];
     char cmd[CMD_MAX];
     size_t cmd_len;
 };
@@ -135,7 +146,7 @@ static size_t put_selection(const struct agent *a, uint8_t *p, uint8_t sel)
     return 4;
 }
 
-static void grab(struct agent *a, uint8_t sel, uint8_t *text, size_t len)
+static void grab(struct agent *a, uint8_t sel, uint32_t type, uint8_t *text, size_t len)
 {
     uint8_t b[12];
     size_t n = put_selection(a, b, sel);
@@ -144,15 +155,16 @@ static void grab(struct agent *a, uint8_t sel, uint8_t *text, size_t len)
     free(a->owned[sel]);
     a->owned[sel] = text;
     a->owned_len[sel] = len;
+    a->owned_type[sel] = type;
     if (both(a, VD_AGENT_CAP_CLIPBOARD_GRAB_SERIAL)) {
         put_u32(b + n, serial);
         n += 4;
         a->serial[sel]++;
     }
-    put_u32(b + n, VD_AGENT_CLIPBOARD_UTF8_TEXT);
+    put_u32(b + n, type);
     n += 4;
     send_msg(a, VD_AGENT_CLIPBOARD_GRAB, b, (uint32_t)n);
-    kd_say("AGENT grabbed sel=%u serial=%u len=%zu", sel, serial, len);
+    kd_say("AGENT grabbed sel=%u serial=%u type=%u len=%zu", sel, serial, type, len);
 }
 
 static void release(struct agent *a, uint8_t sel)
@@ -168,15 +180,20 @@ static void release(struct agent *a, uint8_t sel)
 }
 
 /* FNV-1a: lets the test check texts too long for one serial line. */
-static uint32_t fnv1a(const uint8_t *p, size_t n)
-{
-    uint32_t h = 2166136261u;
+#define FNV_START 2166136261u
 
+static uint32_t fnv1a_more(uint32_t h, const uint8_t *p, size_t n)
+{
     for (size_t i = 0; i < n; i++) {
         h ^= p[i];
         h *= 16777619u;
     }
     return h;
+}
+
+static uint32_t fnv1a(const uint8_t *p, size_t n)
+{
+    return fnv1a_more(FNV_START, p, n);
 }
 
 static void say_clipboard(uint8_t sel, uint32_t type, const uint8_t *p, size_t n)
@@ -208,6 +225,16 @@ static void on_caps(struct agent *a, const uint8_t *p, uint32_t n)
     }
     request = get_u32(p);
     a->peer_caps = get_u32(p + 4);
+    if (a->spice) {
+        /* As spice-vdagent: each client asks anew and gets our caps. */
+        if (request)
+            send_caps(a, false);
+        if (!a->ready) {
+            a->ready = true;
+            kd_say("AGENT ready caps=%08x", a->peer_caps);
+        }
+        return;
+    }
     /* Our caps went out with request=1 at connect, so qemu has them (or will
      * in a moment) and answers: a second copy would only make qemu reset the
      * clipboard serials again, which costs a reconnection. */
@@ -240,7 +267,7 @@ static void on_clipboard_msg(struct agent *a, uint32_t type, const uint8_t *p, u
     }
     switch (type) {
     case VD_AGENT_CLIPBOARD_GRAB: {
-        bool text = false;
+        bool text = false, png = false;
 
         if (both(a, VD_AGENT_CAP_CLIPBOARD_GRAB_SERIAL)) {
             uint32_t serial;
@@ -254,22 +281,24 @@ static void on_clipboard_msg(struct agent *a, uint32_t type, const uint8_t *p, u
             p += 4;
             n -= 4;
         }
-        for (uint32_t i = 0; i + 4 <= n; i += 4)
+        for (uint32_t i = 0; i + 4 <= n; i += 4) {
             text |= get_u32(p + i) == VD_AGENT_CLIPBOARD_UTF8_TEXT;
+            png |= get_u32(p + i) == VD_AGENT_CLIPBOARD_IMAGE_PNG;
+        }
         free(a->owned[sel]);
         a->owned[sel] = NULL;
         a->owned_len[sel] = 0;
-        kd_say("AGENT grab sel=%u text=%d", sel, text);
-        if (text) {
+        kd_say("AGENT grab sel=%u text=%d png=%d", sel, text, png);
+        if (text || png) {
             o = put_selection(a, b, sel);
-            put_u32(b + o, VD_AGENT_CLIPBOARD_UTF8_TEXT);
+            put_u32(b + o, text ? VD_AGENT_CLIPBOARD_UTF8_TEXT : VD_AGENT_CLIPBOARD_IMAGE_PNG);
             send_msg(a, VD_AGENT_CLIPBOARD_REQUEST, b, (uint32_t)o + 4);
         }
         break;
     }
     case VD_AGENT_CLIPBOARD_REQUEST: {
         uint32_t want = n >= 4 ? get_u32(p) : VD_AGENT_CLIPBOARD_NONE;
-        bool have = a->owned[sel] && want == VD_AGENT_CLIPBOARD_UTF8_TEXT;
+        bool have = a->owned[sel] && want == a->owned_type[sel];
         size_t len = have ? a->owned_len[sel] : 0;
         uint8_t *reply = malloc(8 + len);
 
@@ -296,6 +325,143 @@ static void on_clipboard_msg(struct agent *a, uint32_t type, const uint8_t *p, u
     }
 }
 
+/* ---- file transfer (keydraw.agent=spice) --------------------------------------- */
+
+static void xfer_status(struct agent *a, uint32_t id, uint32_t result)
+{
+    uint8_t b[8];
+
+    put_u32(b, id);
+    put_u32(b + 4, result);
+    send_msg(a, VD_AGENT_FILE_XFER_STATUS, b, sizeof(b));
+}
+
+/* The value of `key=` in START's key file, or "" */
+static void keyfile_value(const uint8_t *p, uint32_t n, const char *key, char *out, size_t size)
+{
+    size_t klen = strlen(key);
+
+    out[0] = '\0';
+    for (uint32_t i = 0; i < n;) {
+        uint32_t end = i;
+
+        while (end < n && p[end] != '\n')
+            end++;
+        if (end - i > klen && memcmp(p + i, key, klen) == 0 && p[i + klen] == '=') {
+            size_t len = end - i - klen - 1;
+
+            len = len < size - 1 ? len : size - 1;
+            memcpy(out, p + i + klen + 1, len);
+            out[len] = '\0';
+            return;
+        }
+        i = end + 1;
+    }
+}
+
+static void xfer_done(struct agent *a)
+{
+    kd_say("FILEXFER done id=%u name=%s len=%llu fnv=%08x", a->xfer_id, a->xfer_name,
+           (unsigned long long)a->xfer_have, a->xfer_fnv);
+    xfer_status(a, a->xfer_id, VD_AGENT_FILE_XFER_STATUS_SUCCESS);
+    a->xfer = false;
+}
+
+static void on_xfer_msg(struct agent *a, uint32_t type, const uint8_t *p, uint32_t n)
+{
+    char size[32];
+
+    if (!a->spice || n < 4) {
+        kd_say("WARN agent file transfer message type=%u size=%u", type, n);
+        return;
+    }
+    switch (type) {
+    case VD_AGENT_FILE_XFER_START:
+        if (a->xfer) {
+            xfer_status(a, get_u32(p), VD_AGENT_FILE_XFER_STATUS_ERROR);
+            kd_say("WARN agent file transfer id=%u while id=%u runs", get_u32(p), a->xfer_id);
+            return;
+        }
+        a->xfer = true;
+        a->xfer_id = get_u32(p);
+        keyfile_value(p + 4, n - 4, "name", a->xfer_name, sizeof(a->xfer_name));
+        keyfile_value(p + 4, n - 4, "size", size, sizeof(size));
+        a->xfer_size = strtoull(size, NULL, 10);
+        a->xfer_have = 0;
+        a->xfer_fnv = FNV_START;
+        kd_say("FILEXFER start id=%u name=%s size=%llu", a->xfer_id, a->xfer_name,
+               (unsigned long long)a->xfer_size);
+        xfer_status(a, a->xfer_id, VD_AGENT_FILE_XFER_STATUS_CAN_SEND_DATA);
+        if (a->xfer_size == 0)
+            xfer_done(a);
+        break;
+    case VD_AGENT_FILE_XFER_DATA: {
+        uint64_t len;
+
+        if (n < 12 || !a->xfer || get_u32(p) != a->xfer_id) {
+            kd_say("WARN agent file data size=%u for no transfer", n);
+            return;
+        }
+        len = (uint64_t)get_u32(p + 4) | (uint64_t)get_u32(p + 8) << 32;
+        if (len != n - 12 || a->xfer_have + len > a->xfer_size) {
+            kd_say("WARN agent file data len=%llu in %u bytes (have %llu of %llu)",
+                   (unsigned long long)len, n, (unsigned long long)a->xfer_have,
+                   (unsigned long long)a->xfer_size);
+            xfer_status(a, a->xfer_id, VD_AGENT_FILE_XFER_STATUS_ERROR);
+            a->xfer = false;
+            return;
+        }
+        a->xfer_fnv = fnv1a_more(a->xfer_fnv, p + 12, (size_t)len);
+        a->xfer_have += len;
+        if (a->xfer_have == a->xfer_size)
+            xfer_done(a);
+        break;
+    }
+    case VD_AGENT_FILE_XFER_STATUS:
+        kd_say("FILEXFER status id=%u result=%u", get_u32(p), n >= 8 ? get_u32(p + 4) : 0);
+        if (a->xfer && get_u32(p) == a->xfer_id)
+            a->xfer = false;
+        break;
+    }
+}
+
+static void forget_client(struct agent *a)
+{
+    a->peer_caps = 0;
+    a->ready = false;
+    a->xfer = false;
+    for (int s = 0; s < SELECTIONS; s++) {
+        free(a->owned[s]);
+        a->owned[s] = NULL;
+        a->owned_len[s] = 0;
+    }
+}
+
+/* The server port carries header-only messages: CLIENT_DISCONNECTED. */
+static void feed_server(struct agent *a, const uint8_t *p, size_t n)
+{
+    while (n) {
+        size_t take = sizeof(a->srv) - a->srv_have;
+
+        take = n < take ? n : take;
+        memcpy(a->srv + a->srv_have, p, take);
+        a->srv_have += take;
+        p += take;
+        n -= take;
+        if (a->srv_have == sizeof(a->srv)) {
+            uint32_t type = get_u32(a->srv + 4);
+
+            a->srv_have = 0;
+            if (type == VD_AGENT_CLIENT_DISCONNECTED) {
+                kd_say("AGENT client-disconnected");
+                forget_client(a);
+            } else {
+                kd_say("WARN agent server message type=%u", type);
+            }
+        }
+    }
+}
+
 static void on_msg(struct agent *a)
 {
     const uint8_t *p = a->msg;
@@ -314,6 +480,11 @@ static void on_msg(struct agent *a)
     case VD_AGENT_CLIPBOARD:
     case VD_AGENT_CLIPBOARD_RELEASE:
         on_clipboard_msg(a, a->hdr.type, p, n);
+        break;
+    case VD_AGENT_FILE_XFER_START:
+    case VD_AGENT_FILE_XFER_DATA:
+    case VD_AGENT_FILE_XFER_STATUS:
+        on_xfer_msg(a, a->hdr.type, p, n);
         break;
     default:
         break;      /* mouse state and the like: not ours */
@@ -381,6 +552,8 @@ static void feed_port(struct agent *a, const uint8_t *p, size_t n)
             take = n < a->chunk_left ? n : a->chunk_left;
             if (a->chunk.port == VDP_CLIENT_PORT)
                 feed_payload(a, p, take);
+            else if (a->chunk.port == VDP_SERVER_PORT && a->spice)
+                feed_server(a, p, take);
             a->chunk_left -= (uint32_t)take;
         }
         p += take;
@@ -395,11 +568,15 @@ static void feed_port(struct agent *a, const uint8_t *p, size_t n)
 static void on_command(struct agent *a, char *line)
 {
     if (strncmp(line, "COPY ", 5) == 0) {
-        grab(a, 0, (uint8_t *)strdup(line + 5), strlen(line + 5));
-    } else if (strncmp(line, "COPYREP ", 8) == 0) {
-        /* COPYREP <bytes> <pattern>: texts longer than a tty line. */
+        grab(a, 0, VD_AGENT_CLIPBOARD_UTF8_TEXT, (uint8_t *)strdup(line + 5), strlen(line + 5));
+    } else if (strncmp(line, "COPYREP ", 8) == 0 || strncmp(line, "COPYIMG ", 8) == 0) {
+        /* COPYREP <bytes> <pattern>: texts longer than a tty line;
+         * COPYIMG the same bytes offered as image/png (not examined by
+         * the agents or the server on the way). */
         char *pat = NULL;
         unsigned long len = strtoul(line + 8, &pat, 10);
+        uint32_t type = line[4] == 'I' ? VD_AGENT_CLIPBOARD_IMAGE_PNG
+                                       : VD_AGENT_CLIPBOARD_UTF8_TEXT;
         size_t plen;
         uint8_t *text;
 
@@ -414,7 +591,7 @@ static void on_command(struct agent *a, char *line)
             kd_fail("reason=agent-oom size=%lu", len);
         for (size_t i = 0; i < len; i++)
             text[i] = (uint8_t)pat[i % plen];
-        grab(a, 0, text, len);
+        grab(a, 0, type, text, len);
     } else if (strcmp(line, "RELEASE") == 0) {
         release(a, 0);
     } else if (line[0]) {
@@ -483,15 +660,11 @@ static bool connect_port(struct agent *a, const char *dev)
     a->msg = NULL;
     a->chunk_have = a->hdr_have = 0;
     a->chunk_left = a->skip = 0;
-    a->peer_caps = 0;
+    a->srv_have = 0;
     a->caps_sent = false;
-    a->ready = false;
-    for (int s = 0; s < SELECTIONS; s++) {
+    forget_client(a);
+    for (int s = 0; s < SELECTIONS; s++)
         a->serial[s] = 0;
-        free(a->owned[s]);
-        a->owned[s] = NULL;
-        a->owned_len[s] = 0;
-    }
     kd_say("AGENT port=%s", dev);
     send_caps(a, true);
     return true;
@@ -553,11 +726,12 @@ static void *agent_main(void *arg)
     return NULL;
 }
 
-void kd_agent_start(void)
+void kd_agent_start(bool spice)
 {
     static struct agent agent = { .port = -1, .tty = -1 };
     pthread_t th;
 
+    agent.spice = spice;
     if (pthread_create(&th, NULL, agent_main, &agent) != 0) {
         kd_say("WARN agent thread errno=%d", errno);
         return;
