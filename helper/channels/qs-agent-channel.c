@@ -344,7 +344,10 @@ void qs_agent_push_piece(QsAgent *a, GBytes *piece)
 
 size_t qs_agent_queued_bytes(QsAgent *a)
 {
-    return a->out_bytes + (a->ch->conn ? qs_conn_get_queued_bytes(a->ch->conn) : 0);
+    /* Ours only: flush() moves pieces on while the connection can take
+     * them, and its writable callback (qs_agent_writable) comes when it can
+     * again, so this queue empties whenever the client reads. */
+    return a->out_bytes;
 }
 
 void qs_agent_set_connected(QsAgent *a, gboolean connected)

@@ -220,7 +220,7 @@ if __name__ != "__main__":
                     log = h.stderr()
                     return (f"client: {client.lines if client else None}\n"
                             f"helper: {log[-3000:]}\n"
-                            f"guest: {q.serial_lines[since:][-15:]}\nqemu: {q.stderr_tail()}")
+                            f"guest: {[l for l in q.serial_lines[since:] if not l.startswith('FPS')][-15:]}\nqemu: {q.stderr_tail()}")
 
                 client = Client(port, src, 240)
                 caps = client.wait("agent-caps", 90)
