@@ -565,6 +565,27 @@ static void feed_port(struct agent *a, const uint8_t *p, size_t n)
 
 /* ---- from the test, on the serial console ------------------------------------ */
 
+/* FLOOD: well-framed clipboard messages written for ever, as fast as the
+ * port takes them (the thread blocks when the host stops reading);
+ * progress every FLOOD_SAY bytes. */
+#define FLOOD_SAY (256 * 1024)
+
+static void flood(struct agent *a)
+{
+    static uint8_t body[60000];
+    uint64_t n = 0, said = 0;
+
+    kd_say("AGENT flood start");
+    for (;;) {
+        send_msg(a, VD_AGENT_CLIPBOARD, body, sizeof(body));
+        n += sizeof(body);
+        if (n - said >= FLOOD_SAY) {
+            said = n;
+            kd_say("AGENT flood n=%llu", (unsigned long long)n);
+        }
+    }
+}
+
 static void on_command(struct agent *a, char *line)
 {
     if (strncmp(line, "COPY ", 5) == 0) {
@@ -594,6 +615,16 @@ static void on_command(struct agent *a, char *line)
         grab(a, 0, type, text, len);
     } else if (strcmp(line, "RELEASE") == 0) {
         release(a, 0);
+    } else if (strcmp(line, "FLOOD") == 0 && a->spice) {
+        flood(a);
+    } else if (strcmp(line, "BADCHUNK") == 0 && a->spice) {
+        /* A chunk for a port that does not exist: the server must give up
+         * on this stream (and may reset the port). */
+        VDIChunkHeader ch = { .port = 7, .size = 4 };
+
+        write_all(a->port, (const uint8_t *)&ch, sizeof(ch));
+        write_all(a->port, (const uint8_t *)"bad!", 4);
+        kd_say("AGENT badchunk sent");
     } else if (line[0]) {
         kd_say("WARN agent command unknown: %.40s", line);
     }
