@@ -430,6 +430,12 @@ void qs_agent_free(QsAgent *a)
     g_free(a);
 }
 
+const char *qs_agent_absent_reason(QsAgent *a)
+{
+    return a->guest ? "the guest's agent has not spoken on its port yet"
+                    : "qemu's D-Bus clipboard is not available";
+}
+
 gboolean qs_agent_announce_connected(QsAgent *a)
 {
     a->connected = a->guest ? qs_agent_guest_ready(a->guest) : a->be && a->be->available;

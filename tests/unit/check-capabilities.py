@@ -21,6 +21,7 @@ OPTIONS = {
     "confinement": ["--user", "--confine"],
     "port-fd": ["--port-fd"],
     "usbredir-fd": ["--usbredir-fd"],
+    "agent-fd": ["--agent-fd"],
     "token-keys": ["--token-keys-file", "--token-keys-fd"],
     "tls": ["--tls-listen-fd", "--tls-dir"],
 }
