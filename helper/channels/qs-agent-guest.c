@@ -123,9 +123,12 @@ static void on_data(QsChardev *cd, const guint8 *data, gsize len, gpointer user_
         return;
     }
     if (!qs_agent_chunk_reader_feed(g->chunks, data, len, on_chunk, &c, &c.error) || c.error) {
-        g_message("agent: the guest's agent on %s broke the framing (%s); its port is "
-                  "ignored until qemu's end reopens, clients are told it went",
-                  qs_chardev_get_name(cd), c.error->message);
+        g_message("agent: the guest's agent on %s broke the framing (%s); clients are "
+                  "told it went; %s", qs_chardev_get_name(cd), c.error->message,
+                  qs_chardev_is_listening(cd)
+                  ? "ending qemu's connection: the agent starts over when qemu reconnects"
+                  : "its port is ignored from now on (a connected descriptor cannot be "
+                    "reopened)");
         g_clear_error(&c.error);
         g->broken = TRUE;
         set_state(g);
