@@ -288,7 +288,7 @@ static void on_clipboard_msg(struct agent *a, uint32_t type, const uint8_t *p, u
         free(a->owned[sel]);
         a->owned[sel] = NULL;
         a->owned_len[sel] = 0;
-        kd_say("AGENT grab sel=%u text=%d png=%d", sel, text, png);
+        kd_say("AGENT grab sel=%u text=%d%s", sel, text, png ? " png=1" : "");
         if (text || png) {
             o = put_selection(a, b, sel);
             put_u32(b + o, text ? VD_AGENT_CLIPBOARD_UTF8_TEXT : VD_AGENT_CLIPBOARD_IMAGE_PNG);
