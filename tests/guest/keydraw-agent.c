@@ -79,9 +79,16 @@ static uint32_t get_u32(const uint8_t *p)
            (uint32_t)p[3] << 24;
 }
 
+/* Toward a SPICE server we also take monitors configs (and print them);
+ * qemu's vdagent would start sending them on its own resizes. */
+static uint32_t our_caps(const struct agent *a)
+{
+    return OUR_CAPS | (a->spice ? CAP(VD_AGENT_CAP_MONITORS_CONFIG) : 0);
+}
+
 static bool both(const struct agent *a, unsigned cap)
 {
-    return (a->peer_caps & CAP(cap)) && (OUR_CAPS & CAP(cap));
+    return (a->peer_caps & CAP(cap)) && (our_caps(a) & CAP(cap));
 }
 
 static void write_all(int fd, const uint8_t *p, size_t n)
@@ -131,7 +138,7 @@ static void send_caps(struct agent *a, bool request)
     uint8_t b[8];
 
     put_u32(b, request);
-    put_u32(b + 4, OUR_CAPS);
+    put_u32(b + 4, our_caps(a));
     send_msg(a, VD_AGENT_ANNOUNCE_CAPABILITIES, b, sizeof(b));
     a->caps_sent = true;
 }
@@ -485,6 +492,14 @@ static void on_msg(struct agent *a)
     case VD_AGENT_FILE_XFER_DATA:
     case VD_AGENT_FILE_XFER_STATUS:
         on_xfer_msg(a, a->hdr.type, p, n);
+        break;
+    case VD_AGENT_MONITORS_CONFIG:
+        /* {u32 count; u32 flags; count x {u32 height, width, depth; i32 x, y}} */
+        if (n >= 8 + 20 && get_u32(p) >= 1)
+            kd_say("AGENT monitors n=%u first=%ux%u+%d+%d", get_u32(p), get_u32(p + 12),
+                   get_u32(p + 8), (int32_t)get_u32(p + 20), (int32_t)get_u32(p + 24));
+        else
+            kd_say("AGENT monitors size=%u", n);
         break;
     default:
         break;      /* mouse state and the like: not ours */

@@ -20,6 +20,8 @@ from Debian's python). What is shown, on qemu 7.2 and 10.0:
 - text and an image/png clipboard offered by the client reach the guest
   byte for byte, and the guest's text and image/png reach the client byte
   for byte;
+- the client's monitors config reaches the guest agent (which announced
+  MONITORS_CONFIG: resizing is the guest agent's business here);
 - a client disconnecting makes the guest agent hear CLIENT_DISCONNECTED.
 
 Run this file as a script for the SPICE client side:
@@ -33,6 +35,7 @@ TEXT = "agent text \u00e9\u00e8 " * 40
 IMAGE_SIZE = 70000          # over one 64 KiB read of the port
 GUEST_TEXT = (5000, "guest-text-")
 GUEST_IMAGE = (90000, "png-bytes!")
+MONITOR = (1024, 768)
 
 UTF8_TEXT = 1
 IMAGE_PNG = 2
@@ -119,7 +122,11 @@ def client_main(argv):
         data = bytes(data)
         say("data", selection, vtype, len(data), "%08x" % fnv1a(data))
         if vtype == IMAGE_PNG:
-            GLib.timeout_add(200, loop.quit)
+            # Last, a monitors config: the guest agent's to handle.
+            main.update_display(0, 0, 0, MONITOR[0], MONITOR[1], False)
+            main.update_display_enabled(0, True, False)
+            say("monitors", int(main.send_monitor_config()))
+            GLib.timeout_add(1000, loop.quit)
 
     def on_channel(sess, channel):
         if isinstance(channel, Spice.MainChannel):
@@ -253,6 +260,9 @@ if __name__ != "__main__":
                 want = pattern(*GUEST_IMAGE)
                 assert client.wait("data 0 2 ", 60) == \
                     "data 0 2 %d %08x" % (len(want), fnv1a(want)), what()
+                assert client.wait("monitors", 30) == "monitors 1", what()
+                q.wait_serial(r"AGENT monitors n=1 first=%dx%d\+0\+0" % MONITOR, timeout=30,
+                              since=since)
                 assert client.wait("done", 30) == "done", what()
                 err = client.finish()
                 # The guest agent hears the client go.
