@@ -2,6 +2,7 @@
 /* A tiny SPICE vdagent on com.redhat.spice.0 (text and image clipboard; with keydraw.agent=spice also file transfer, as spice-vdagent toward a SPICE server), driven by serial commands. */
 #define _GNU_SOURCE
 #include "keydraw.h"
+#include "keydraw-agent.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -15,69 +16,6 @@
 #include <unistd.h>
 
 #include <spice/vd_agent.h>
-
-#define PORT_NAME "com.redhat.spice.0"
-/* Bounds on what the host may make us hold: one clipboard message and one
- * serial command line. */
-#define MSG_MAX (1024 * 1024)
-#define CMD_MAX 4096
-#define SELECTIONS 3
-/* Shown text of a CLIPBOARD line; the length and hash cover all of it. */
-#define SHOW_MAX 300
-#define PORT_WAIT_S 60
-
-#define CAP(c) (1u << (c))
-#define OUR_CAPS (CAP(VD_AGENT_CAP_CLIPBOARD_BY_DEMAND) | \
-                  CAP(VD_AGENT_CAP_CLIPBOARD_SELECTION) | \
-                  CAP(VD_AGENT_CAP_CLIPBOARD_GRAB_SERIAL))
-
-struct agent {
-    bool spice;                 /* a SPICE server's agent port, not qemu's vdagent */
-    int port;                   /* the virtio-serial port */
-    int tty;                    /* serial console, commands come in here */
-    uint32_t peer_caps;         /* qemu's caps[0] */
-    bool caps_sent;             /* on this connection */
-    bool ready;
-    /* message stream of the client port, reassembled from chunks */
-    VDIChunkHeader chunk;
-    size_t chunk_have;          /* bytes of the chunk header read */
-    uint32_t chunk_left;        /* payload bytes of the chunk still to come */
-    VDAgentMessage hdr;
-    size_t hdr_have;
-    uint8_t *msg;
-    uint32_t msg_have;
-    uint32_t skip;              /* bytes of an oversized message to drop */
-    /* clipboard */
-    uint32_t serial[SELECTIONS];     /* next serial of our grabs */
-    uint8_t *owned[SELECTIONS];      /* our data when we hold the selection */
-    size_t owned_len[SELECTIONS];
-    uint32_t owned_type[SELECTIONS]; /* VD_AGENT_CLIPBOARD_UTF8_TEXT or _IMAGE_PNG */
-    /* the server port's messages (header only: they have no body) */
-    uint8_t srv[sizeof(VDAgentMessage)];
-    size_t srv_have;
-    /* one file transfer at a time (spice-gtk sends them one after another) */
-    bool xfer;
-    uint32_t xfer_id;
-    uint64_t xfer_size, xfer_have;
-    uint32_t xfer_fnv;
-    char xfer_name[128];
-    char cmd[CMD_MAX];
-    size_t cmd_len;
-};
-
-static void put_u32(uint8_t *p, uint32_t v)
-{
-    p[0] = (uint8_t)v;
-    p[1] = (uint8_t)(v >> 8);
-    p[2] = (uint8_t)(v >> 16);
-    p[3] = (uint8_t)(v >> 24);
-}
-
-static uint32_t get_u32(const uint8_t *p)
-{
-    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
-           (uint32_t)p[3] << 24;
-}
 
 /* Toward a SPICE server we also take monitors configs (and print them);
  * qemu's vdagent would start sending them on its own resizes. */
@@ -109,7 +47,7 @@ static void write_all(int fd, const uint8_t *p, size_t n)
 
 /* One message in chunks of at most VD_AGENT_MAX_DATA_SIZE, as the agent
  * protocol asks of the guest side. */
-static void send_msg(struct agent *a, uint32_t type, const uint8_t *data, uint32_t size)
+void agent_send_msg(struct agent *a, uint32_t type, const uint8_t *data, uint32_t size)
 {
     size_t total = sizeof(VDAgentMessage) + size;
     uint8_t *buf = malloc(total);
@@ -139,7 +77,7 @@ static void send_caps(struct agent *a, bool request)
 
     put_u32(b, request);
     put_u32(b + 4, our_caps(a));
-    send_msg(a, VD_AGENT_ANNOUNCE_CAPABILITIES, b, sizeof(b));
+    agent_send_msg(a, VD_AGENT_ANNOUNCE_CAPABILITIES, b, sizeof(b));
     a->caps_sent = true;
 }
 
@@ -170,7 +108,7 @@ static void grab(struct agent *a, uint8_t sel, uint32_t type, uint8_t *text, siz
     }
     put_u32(b + n, type);
     n += 4;
-    send_msg(a, VD_AGENT_CLIPBOARD_GRAB, b, (uint32_t)n);
+    agent_send_msg(a, VD_AGENT_CLIPBOARD_GRAB, b, (uint32_t)n);
     kd_say("AGENT grabbed sel=%u serial=%u type=%u len=%zu", sel, serial, type, len);
 }
 
@@ -182,14 +120,12 @@ static void release(struct agent *a, uint8_t sel)
     free(a->owned[sel]);
     a->owned[sel] = NULL;
     a->owned_len[sel] = 0;
-    send_msg(a, VD_AGENT_CLIPBOARD_RELEASE, b, (uint32_t)n);
+    agent_send_msg(a, VD_AGENT_CLIPBOARD_RELEASE, b, (uint32_t)n);
     kd_say("AGENT released sel=%u", sel);
 }
 
 /* FNV-1a: lets the test check texts too long for one serial line. */
-#define FNV_START 2166136261u
-
-static uint32_t fnv1a_more(uint32_t h, const uint8_t *p, size_t n)
+uint32_t agent_fnv1a_more(uint32_t h, const uint8_t *p, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
         h ^= p[i];
@@ -200,7 +136,7 @@ static uint32_t fnv1a_more(uint32_t h, const uint8_t *p, size_t n)
 
 static uint32_t fnv1a(const uint8_t *p, size_t n)
 {
-    return fnv1a_more(FNV_START, p, n);
+    return agent_fnv1a_more(FNV_START, p, n);
 }
 
 static void say_clipboard(uint8_t sel, uint32_t type, const uint8_t *p, size_t n)
@@ -299,7 +235,7 @@ static void on_clipboard_msg(struct agent *a, uint32_t type, const uint8_t *p, u
         if (text || png) {
             o = put_selection(a, b, sel);
             put_u32(b + o, text ? VD_AGENT_CLIPBOARD_UTF8_TEXT : VD_AGENT_CLIPBOARD_IMAGE_PNG);
-            send_msg(a, VD_AGENT_CLIPBOARD_REQUEST, b, (uint32_t)o + 4);
+            agent_send_msg(a, VD_AGENT_CLIPBOARD_REQUEST, b, (uint32_t)o + 4);
         }
         break;
     }
@@ -316,7 +252,7 @@ static void on_clipboard_msg(struct agent *a, uint32_t type, const uint8_t *p, u
         o += 4;
         if (len)
             memcpy(reply + o, a->owned[sel], len);
-        send_msg(a, VD_AGENT_CLIPBOARD, reply, (uint32_t)(o + len));
+        agent_send_msg(a, VD_AGENT_CLIPBOARD, reply, (uint32_t)(o + len));
         free(reply);
         kd_say("AGENT request sel=%u type=%u answered=%zu", sel, want, len);
         break;
@@ -329,143 +265,6 @@ static void on_clipboard_msg(struct agent *a, uint32_t type, const uint8_t *p, u
     case VD_AGENT_CLIPBOARD_RELEASE:
         kd_say("AGENT release sel=%u", sel);
         break;
-    }
-}
-
-/* ---- file transfer (keydraw.agent=spice) --------------------------------------- */
-
-static void xfer_status(struct agent *a, uint32_t id, uint32_t result)
-{
-    uint8_t b[8];
-
-    put_u32(b, id);
-    put_u32(b + 4, result);
-    send_msg(a, VD_AGENT_FILE_XFER_STATUS, b, sizeof(b));
-}
-
-/* The value of `key=` in START's key file, or "" */
-static void keyfile_value(const uint8_t *p, uint32_t n, const char *key, char *out, size_t size)
-{
-    size_t klen = strlen(key);
-
-    out[0] = '\0';
-    for (uint32_t i = 0; i < n;) {
-        uint32_t end = i;
-
-        while (end < n && p[end] != '\n')
-            end++;
-        if (end - i > klen && memcmp(p + i, key, klen) == 0 && p[i + klen] == '=') {
-            size_t len = end - i - klen - 1;
-
-            len = len < size - 1 ? len : size - 1;
-            memcpy(out, p + i + klen + 1, len);
-            out[len] = '\0';
-            return;
-        }
-        i = end + 1;
-    }
-}
-
-static void xfer_done(struct agent *a)
-{
-    kd_say("FILEXFER done id=%u name=%s len=%llu fnv=%08x", a->xfer_id, a->xfer_name,
-           (unsigned long long)a->xfer_have, a->xfer_fnv);
-    xfer_status(a, a->xfer_id, VD_AGENT_FILE_XFER_STATUS_SUCCESS);
-    a->xfer = false;
-}
-
-static void on_xfer_msg(struct agent *a, uint32_t type, const uint8_t *p, uint32_t n)
-{
-    char size[32];
-
-    if (!a->spice || n < 4) {
-        kd_say("WARN agent file transfer message type=%u size=%u", type, n);
-        return;
-    }
-    switch (type) {
-    case VD_AGENT_FILE_XFER_START:
-        if (a->xfer) {
-            xfer_status(a, get_u32(p), VD_AGENT_FILE_XFER_STATUS_ERROR);
-            kd_say("WARN agent file transfer id=%u while id=%u runs", get_u32(p), a->xfer_id);
-            return;
-        }
-        a->xfer = true;
-        a->xfer_id = get_u32(p);
-        keyfile_value(p + 4, n - 4, "name", a->xfer_name, sizeof(a->xfer_name));
-        keyfile_value(p + 4, n - 4, "size", size, sizeof(size));
-        a->xfer_size = strtoull(size, NULL, 10);
-        a->xfer_have = 0;
-        a->xfer_fnv = FNV_START;
-        kd_say("FILEXFER start id=%u name=%s size=%llu", a->xfer_id, a->xfer_name,
-               (unsigned long long)a->xfer_size);
-        xfer_status(a, a->xfer_id, VD_AGENT_FILE_XFER_STATUS_CAN_SEND_DATA);
-        if (a->xfer_size == 0)
-            xfer_done(a);
-        break;
-    case VD_AGENT_FILE_XFER_DATA: {
-        uint64_t len;
-
-        if (n < 12 || !a->xfer || get_u32(p) != a->xfer_id) {
-            kd_say("WARN agent file data size=%u for no transfer", n);
-            return;
-        }
-        len = (uint64_t)get_u32(p + 4) | (uint64_t)get_u32(p + 8) << 32;
-        if (len != n - 12 || a->xfer_have + len > a->xfer_size) {
-            kd_say("WARN agent file data len=%llu in %u bytes (have %llu of %llu)",
-                   (unsigned long long)len, n, (unsigned long long)a->xfer_have,
-                   (unsigned long long)a->xfer_size);
-            xfer_status(a, a->xfer_id, VD_AGENT_FILE_XFER_STATUS_ERROR);
-            a->xfer = false;
-            return;
-        }
-        a->xfer_fnv = fnv1a_more(a->xfer_fnv, p + 12, (size_t)len);
-        a->xfer_have += len;
-        if (a->xfer_have == a->xfer_size)
-            xfer_done(a);
-        break;
-    }
-    case VD_AGENT_FILE_XFER_STATUS:
-        kd_say("FILEXFER status id=%u result=%u", get_u32(p), n >= 8 ? get_u32(p + 4) : 0);
-        if (a->xfer && get_u32(p) == a->xfer_id)
-            a->xfer = false;
-        break;
-    }
-}
-
-static void forget_client(struct agent *a)
-{
-    a->peer_caps = 0;
-    a->ready = false;
-    a->xfer = false;
-    for (int s = 0; s < SELECTIONS; s++) {
-        free(a->owned[s]);
-        a->owned[s] = NULL;
-        a->owned_len[s] = 0;
-    }
-}
-
-/* The server port carries header-only messages: CLIENT_DISCONNECTED. */
-static void feed_server(struct agent *a, const uint8_t *p, size_t n)
-{
-    while (n) {
-        size_t take = sizeof(a->srv) - a->srv_have;
-
-        take = n < take ? n : take;
-        memcpy(a->srv + a->srv_have, p, take);
-        a->srv_have += take;
-        p += take;
-        n -= take;
-        if (a->srv_have == sizeof(a->srv)) {
-            uint32_t type = get_u32(a->srv + 4);
-
-            a->srv_have = 0;
-            if (type == VD_AGENT_CLIENT_DISCONNECTED) {
-                kd_say("AGENT client-disconnected");
-                forget_client(a);
-            } else {
-                kd_say("WARN agent server message type=%u", type);
-            }
-        }
     }
 }
 
@@ -491,7 +290,7 @@ static void on_msg(struct agent *a)
     case VD_AGENT_FILE_XFER_START:
     case VD_AGENT_FILE_XFER_DATA:
     case VD_AGENT_FILE_XFER_STATUS:
-        on_xfer_msg(a, a->hdr.type, p, n);
+        agent_on_xfer_msg(a, a->hdr.type, p, n);
         break;
     case VD_AGENT_MONITORS_CONFIG:
         /* {u32 count; u32 flags; count x {u32 height, width, depth; i32 x, y}} */
@@ -568,7 +367,7 @@ static void feed_port(struct agent *a, const uint8_t *p, size_t n)
             if (a->chunk.port == VDP_CLIENT_PORT)
                 feed_payload(a, p, take);
             else if (a->chunk.port == VDP_SERVER_PORT && a->spice)
-                feed_server(a, p, take);
+                agent_feed_server(a, p, take);
             a->chunk_left -= (uint32_t)take;
         }
         p += take;
@@ -579,27 +378,6 @@ static void feed_port(struct agent *a, const uint8_t *p, size_t n)
 }
 
 /* ---- from the test, on the serial console ------------------------------------ */
-
-/* FLOOD: well-framed clipboard messages written for ever, as fast as the
- * port takes them (the thread blocks when the host stops reading);
- * progress every FLOOD_SAY bytes. */
-#define FLOOD_SAY (256 * 1024)
-
-static void flood(struct agent *a)
-{
-    static uint8_t body[60000];
-    uint64_t n = 0, said = 0;
-
-    kd_say("AGENT flood start");
-    for (;;) {
-        send_msg(a, VD_AGENT_CLIPBOARD, body, sizeof(body));
-        n += sizeof(body);
-        if (n - said >= FLOOD_SAY) {
-            said = n;
-            kd_say("AGENT flood n=%llu", (unsigned long long)n);
-        }
-    }
-}
 
 static void on_command(struct agent *a, char *line)
 {
@@ -631,7 +409,7 @@ static void on_command(struct agent *a, char *line)
     } else if (strcmp(line, "RELEASE") == 0) {
         release(a, 0);
     } else if (strcmp(line, "FLOOD") == 0 && a->spice) {
-        flood(a);
+        agent_flood(a);
     } else if (strcmp(line, "BADCHUNK") == 0 && a->spice) {
         /* A chunk for a port that does not exist: the server must give up
          * on this stream (and may reset the port). */
@@ -708,7 +486,7 @@ static bool connect_port(struct agent *a, const char *dev)
     a->chunk_left = a->skip = 0;
     a->srv_have = 0;
     a->caps_sent = false;
-    forget_client(a);
+    agent_forget_client(a);
     for (int s = 0; s < SELECTIONS; s++)
         a->serial[s] = 0;
     kd_say("AGENT port=%s", dev);
