@@ -353,6 +353,8 @@ size_t qs_agent_queued_bytes(QsAgent *a)
 void qs_agent_set_connected(QsAgent *a, gboolean connected)
 {
     qs_agent_reset(a);
+    /* Tokens held for a guest queue that went: the client gets them back. */
+    qs_agent_release_tokens(a);
     a->connected = connected;
     if (connected) {
         qs_channel_send(a->ch, SPICE_MSG_MAIN_AGENT_CONNECTED, NULL);
