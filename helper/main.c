@@ -9,6 +9,7 @@
 
 #include "channels/qs-agent-channel.h"
 #include "channels/qs-agent-clipboard.h"
+#include "channels/qs-agent-guest.h"
 #include "channels/qs-channels.h"
 #include "channels/qs-playback-audio.h"
 #include "channels/qs-record-audio.h"
@@ -47,6 +48,7 @@ static int arg_control_fd = -1;
 static char **arg_port_fds;
 static char **arg_usbredir_fds;
 static char *arg_smartcard_fd;
+static int arg_agent_fd = -1;
 static int arg_max_sessions = QS_CHANNELS_DEFAULT_SESSIONS;
 static char *arg_when_full;
 static QsConfineConfig confine_cfg;
@@ -86,6 +88,11 @@ static const GOptionEntry entries[] = {
       "Offer qemu's ccid-card-passthru smartcard as the SPICE smartcard "
       "channel (one reader), its chardev reached on the inherited stream "
       "socket FD (connected, or listening for qemu)", "FD" },
+    { "agent-fd", 0, 0, G_OPTION_ARG_INT, &arg_agent_fd,
+      "The guest's agent port com.redhat.spice.0, its chardev reached on the "
+      "inherited stream socket FD (connected, or listening for qemu): the "
+      "guest's spice-vdagent serves the clients' agent messages instead of "
+      "the emulated agent", "FD" },
     { "max-sessions", 0, 0, G_OPTION_ARG_INT, &arg_max_sessions,
       "Serve at most N clients at once, each in its own session paced for "
       "its own link (1-16, default 4)", "N" },
@@ -125,6 +132,7 @@ static int print_capabilities(void)
         "port-fd",         /* --port-fd NAME=FD: virtio-serial ports as port channels */
         "usbredir-fd",     /* --usbredir-fd FD: usb-redir devices as usbredir channels */
         "smartcard-fd",    /* --smartcard-fd FD: ccid-card-passthru as the smartcard channel */
+        "agent-fd",        /* --agent-fd FD: the guest's own agent */
         "token-keys",      /* signed console tokens: --token-keys-file, --token-keys-fd */
     };
     g_autoptr(GError) error = NULL;
@@ -296,7 +304,8 @@ int main(int argc, char **argv)
     QsNetConfig net_cfg;
     QsDisplayOptions opts;
     App app = { NULL, QS_EXIT_OK, "exiting" };
-    QsClipboard *clipboard;
+    QsClipboard *clipboard = NULL;
+    g_autoptr(QsAgentGuest) guest_agent = NULL;
     UiInfos ui_infos = { { NULL }, 0 };
     QsAudioOut *audio_out;
     QsPlaybackAudio *playback;
@@ -367,6 +376,20 @@ int main(int argc, char **argv)
         qs_helper_free_bridges(bridges, n_bridges);
         qs_net_config_clear(&net_cfg);
         return usage_error(error->message);
+    }
+    if (arg_agent_fd >= 0) {
+        QsChardev *cd = qs_chardev_new(QS_PORT_AGENT, arg_agent_fd, &error);
+
+        if (!cd) {
+            qs_helper_free_bridges(bridges, n_bridges);
+            qs_net_config_clear(&net_cfg);
+            g_prefix_error(&error, "--agent-fd: ");
+            return usage_error(error->message);
+        }
+        g_message("agent: the guest's agent on com.redhat.spice.0 serves the clients "
+                  "(qemu's end %s); the emulated agent is off",
+                  qs_chardev_is_listening(cd) ? "connects to us" : "connected");
+        guest_agent = qs_agent_guest_new(cd);
     }
     /* Before any thread: uid for a per-VM bus, no_new_privs, bounding set. */
     if (!qs_confine_prepare(&confine_cfg, arg_dbus_address != NULL, &error)) {
@@ -451,10 +474,16 @@ int main(int argc, char **argv)
         }
     }
 #endif
-    /* Clipboard: qemu's D-Bus clipboard behind an emulated agent. */
-    clipboard = qs_clipboard_new(qs_display_get_connection(display),
-                                 qs_display_get_dest(display));
-    qs_agent_use_clipboard(channels, clipboard);
+    if (guest_agent) {
+        qs_agent_set_guest(channels, guest_agent);
+    } else {
+        /* Clipboard: qemu's D-Bus clipboard behind an emulated agent. */
+        g_message("agent: emulated (text clipboard through qemu's D-Bus clipboard, "
+                  "monitors configs as resizes)");
+        clipboard = qs_clipboard_new(qs_display_get_connection(display),
+                                     qs_display_get_dest(display));
+        qs_agent_use_clipboard(channels, clipboard);
+    }
     for (guint i = 0; i < qs_display_get_n_consoles(display); i++) {
         ui_infos.ui[ui_infos.n++] = qs_ui_info_new(
             qs_display_get_connection(display), qs_display_get_dest(display),
@@ -481,7 +510,9 @@ int main(int argc, char **argv)
         app.status = QS_EXIT_FAILURE;
     } else {
         qs_display_start(display, on_gone, &app);
-        qs_clipboard_start(clipboard);
+        if (clipboard) {
+            qs_clipboard_start(clipboard);
+        }
         qs_audio_out_start(audio_out, qs_display_get_audio(display));
         qs_audio_in_start(audio_in, qs_display_get_audio(display));
         g_main_loop_run(app.loop);
@@ -497,7 +528,10 @@ int main(int argc, char **argv)
     /* Connections free their channels, and those their screen watches, so the
      * server goes before the channels, and both before the screen's owner. */
     qs_server_free(server);
-    qs_agent_drop_clipboard(channels, clipboard);
+    if (clipboard) {
+        qs_agent_drop_clipboard(channels, clipboard);
+    }
+    qs_agent_set_guest(channels, NULL);
     qs_agent_set_monitors(channels, NULL, NULL);
     for (guint i = 0; i < ui_infos.n; i++) {
         qs_ui_info_free(ui_infos.ui[i]);
@@ -507,7 +541,7 @@ int main(int argc, char **argv)
     qs_record_audio_free(record);
     qs_audio_in_free(audio_in);
     qs_channels_free(channels);
-    qs_clipboard_free(clipboard);
+    g_clear_pointer(&clipboard, qs_clipboard_free);
     g_clear_pointer(&display, qs_display_free);
     qs_net_config_clear(&net_cfg);
     qs_confine_config_clear(&confine_cfg);

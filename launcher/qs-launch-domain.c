@@ -421,9 +421,6 @@ gboolean qs_domain_port_usable(const QsDomainPort *port, const char **why)
 {
     if (strcmp(port->name, "org.qemu.guest_agent.0") == 0) {
         *why = "it is qemu-guest-agent's, which libvirt itself connects to";
-    } else if (strcmp(port->name, "com.redhat.spice.0") == 0) {
-        *why = "passing the guest's SPICE agent through is not supported yet "
-               "(the helper's own agent serves the clipboard)";
     } else if (!port->name[0] || strlen(port->name) > 127 ||
                strspn(port->name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
                                   "0123456789._-") != strlen(port->name)) {

@@ -52,8 +52,9 @@ gboolean qs_domain_xml_opts_in(const char *xml, char **name, GError **error);
 void qs_domain_info_free(QsDomainInfo *info);
 
 /* Whether the launcher passes PORT to the helper; if not, *why says why
- * (libvirt's own guest-agent channel, the SPICE agent's port that the
- * helper does not pass through yet, a socket qemu connects out to). */
+ * (libvirt's own guest-agent channel, a socket qemu connects out to). The
+ * SPICE agent's port com.redhat.spice.0 goes as --agent-fd, the others as
+ * --port-fd. */
 gboolean qs_domain_port_usable(const QsDomainPort *port, const char **why);
 /* Whether the launcher listens on REDIRDEV's socket for the helper; if
  * not, *why says why (qemu listens on it itself). */

@@ -336,12 +336,17 @@ pid_t qs_spawn_helper(const QsSpawnSpec *s, GError **error)
     }
     g_assert(s->n_ports <= QS_SPAWN_MAX_CHARDEVS);
     for (guint i = 0; i < s->n_ports; i++) {
-        g_ptr_array_add(argv, s->ports[i].usbredir
-                              ? g_strdup_printf("--usbredir-fd=%u", FD_PORT0 + i)
-                              : s->ports[i].smartcard
-                              ? g_strdup_printf("--smartcard-fd=%u", FD_PORT0 + i)
-                              : g_strdup_printf("--port-fd=%s=%u", s->ports[i].name,
-                                                FD_PORT0 + i));
+        if (s->ports[i].usbredir) {
+            g_ptr_array_add(argv, g_strdup_printf("--usbredir-fd=%u", FD_PORT0 + i));
+        } else if (s->ports[i].smartcard) {
+            g_ptr_array_add(argv, g_strdup_printf("--smartcard-fd=%u", FD_PORT0 + i));
+        } else if (strcmp(s->ports[i].name, QS_AGENT_PORT_NAME) == 0) {
+            /* The guest's own agent takes the place of the helper's. */
+            g_ptr_array_add(argv, g_strdup_printf("--agent-fd=%u", FD_PORT0 + i));
+        } else {
+            g_ptr_array_add(argv, g_strdup_printf("--port-fd=%s=%u", s->ports[i].name,
+                                                  FD_PORT0 + i));
+        }
     }
     if (geteuid() == 0) {
         struct passwd *pw = getpwuid(s->uid);

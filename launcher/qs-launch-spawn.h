@@ -23,6 +23,9 @@ gboolean qs_ticket_write_file(const char *path, const char *password,
 gboolean qs_tls_prepare(const char *dir, const char *private_dir, uid_t uid,
                         gid_t gid, GError **error);
 
+/* The guest agent's virtio-serial port: passed as --agent-fd. */
+#define QS_AGENT_PORT_NAME "com.redhat.spice.0"
+
 /* At most as many ports and usb-redir devices as the helper takes. */
 #define QS_SPAWN_MAX_PORTS 16
 #define QS_SPAWN_MAX_USBREDIR 8

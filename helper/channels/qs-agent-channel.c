@@ -255,12 +255,21 @@ static gboolean take_token(QsAgent *a, GError **error)
     return TRUE;
 }
 
-static void return_tokens(QsAgent *a)
+void qs_agent_release_tokens(QsAgent *a)
 {
-    if (++a->consumed >= TOKEN_BATCH) {
+    a->tokens_held = FALSE;
+    if (a->consumed >= TOKEN_BATCH) {
         qs_channel_send(a->ch, SPICE_MSG_MAIN_AGENT_TOKEN, qs_agent_u32_body(a->consumed));
         a->granted += a->consumed;
         a->consumed = 0;
+    }
+}
+
+void qs_agent_return_token(QsAgent *a)
+{
+    a->consumed++;
+    if (!a->tokens_held) {
+        qs_agent_release_tokens(a);
     }
 }
 
@@ -268,15 +277,9 @@ static gboolean on_data(QsAgent *a, const QsClientMsg *msg, GError **error)
 {
     Dispatch d = { a, NULL };
 
-    if (msg->u.bytes.len > QS_AGENT_CHUNK_MAX) {
-        g_set_error(error, QS_CHANNEL_ERROR, QS_CHANNEL_ERROR_MALFORMED,
-                    "main channel: agent data piece of %u bytes (limit %u)",
-                    msg->u.bytes.len, QS_AGENT_CHUNK_MAX);
-        return FALSE;
-    }
     if (!a->connected || !a->started) {
         g_debug("agent: data while no agent is connected; dropped");
-        return_tokens(a);
+        qs_agent_return_token(a);
         return TRUE;
     }
     if (!qs_agent_reader_feed(a->reader, msg->u.bytes.data, msg->u.bytes.len,
@@ -287,7 +290,7 @@ static gboolean on_data(QsAgent *a, const QsClientMsg *msg, GError **error)
         g_prefix_error(error, "main channel: malformed agent message: ");
         return FALSE;
     }
-    return_tokens(a);
+    qs_agent_return_token(a);
     return TRUE;
 }
 
@@ -301,14 +304,24 @@ gboolean qs_agent_handle(QsAgent *a, const QsClientMsg *msg, GError **error)
         }
         a->started = TRUE;
         a->client_tokens = msg->u.tokens;
-        flush(a);
+        qs_agent_writable(a);
         return TRUE;
     case SPICE_MSGC_MAIN_AGENT_TOKEN:
         a->client_tokens = MIN(a->client_tokens + msg->u.tokens, (uint64_t)UINT32_MAX);
-        flush(a);
+        qs_agent_writable(a);
         return TRUE;
     case SPICE_MSGC_MAIN_AGENT_DATA:
-        return take_token(a, error) && on_data(a, msg, error);
+        if (!take_token(a, error)) {
+            return FALSE;
+        }
+        if (msg->u.bytes.len > QS_AGENT_CHUNK_MAX) {
+            g_set_error(error, QS_CHANNEL_ERROR, QS_CHANNEL_ERROR_MALFORMED,
+                        "main channel: agent data piece of %u bytes (limit %u)",
+                        msg->u.bytes.len, QS_AGENT_CHUNK_MAX);
+            return FALSE;
+        }
+        return a->guest ? qs_agent_guest_on_data(a, msg->u.bytes.data, msg->u.bytes.len, error)
+                        : on_data(a, msg, error);
     default:
         return TRUE;
     }
@@ -317,6 +330,37 @@ gboolean qs_agent_handle(QsAgent *a, const QsClientMsg *msg, GError **error)
 void qs_agent_writable(QsAgent *a)
 {
     flush(a);
+    if (a->guest) {
+        qs_agent_guest_steer(a->guest);
+    }
+}
+
+void qs_agent_push_piece(QsAgent *a, GBytes *piece)
+{
+    a->out_bytes += g_bytes_get_size(piece);
+    g_queue_push_tail(&a->out, piece);
+    flush(a);
+}
+
+size_t qs_agent_queued_bytes(QsAgent *a)
+{
+    /* Ours only: flush() moves pieces on while the connection can take
+     * them, and its writable callback (qs_agent_writable) comes when it can
+     * again, so this queue empties whenever the client reads. */
+    return a->out_bytes;
+}
+
+void qs_agent_set_connected(QsAgent *a, gboolean connected)
+{
+    qs_agent_reset(a);
+    /* Tokens held for a guest queue that went: the client gets them back. */
+    qs_agent_release_tokens(a);
+    a->connected = connected;
+    if (connected) {
+        qs_channel_send(a->ch, SPICE_MSG_MAIN_AGENT_CONNECTED, NULL);
+    } else {
+        qs_channel_send(a->ch, SPICE_MSG_MAIN_AGENT_DISCONNECTED, qs_agent_u32_body(0));
+    }
 }
 
 /* ---- lifecycle ---------------------------------------------------------------- */
@@ -325,6 +369,11 @@ void qs_agent_reset(QsAgent *a)
 {
     qs_agent_reader_free(a->reader);
     a->reader = qs_agent_reader_new(keep_type);
+    if (a->whole) {
+        qs_agent_reader_free(a->whole);
+        a->whole = qs_agent_reader_new_whole(QS_AGENT_CLIPBOARD_MSG_MAX);
+    }
+    a->tokens_held = FALSE;
     g_queue_clear_full(&a->out, (GDestroyNotify)g_bytes_unref);
     a->out_bytes = 0;
     a->started = FALSE;
@@ -356,7 +405,11 @@ QsAgent *qs_agent_new(QsChannel *ch, QsChannels *hub, guint n_heads)
     a->granted = QS_AGENT_TOKENS;
     g_queue_init(&a->out);
     a->reader = qs_agent_reader_new(keep_type);
-    if (a->be) {
+    if (hub && qs_agent_guest_for(hub)) {
+        /* The guest's agent serves; the emulated one steps aside. */
+        a->be = NULL;
+        qs_agent_guest_attach(qs_agent_guest_for(hub), a);
+    } else if (a->be) {
         a->be->current = a;
     }
     return a;
@@ -371,12 +424,22 @@ void qs_agent_free(QsAgent *a)
     if (a->be && a->be->current == a) {
         a->be->current = NULL;
     }
+    if (a->guest) {
+        qs_agent_guest_detach(a->guest, a);
+    }
     qs_agent_reader_free(a->reader);
+    qs_agent_reader_free(a->whole);
     g_free(a);
+}
+
+const char *qs_agent_absent_reason(QsAgent *a)
+{
+    return a->guest ? "the guest's agent has not spoken on its port yet"
+                    : "qemu's D-Bus clipboard is not available";
 }
 
 gboolean qs_agent_announce_connected(QsAgent *a)
 {
-    a->connected = a->be && a->be->available;
+    a->connected = a->guest ? qs_agent_guest_ready(a->guest) : a->be && a->be->available;
     return a->connected;
 }

@@ -81,6 +81,8 @@ QsAgent *qs_agent_new(QsChannel *ch, QsChannels *hub, guint n_heads);
 void qs_agent_free(QsAgent *agent);
 /* For MAIN_INIT.agent_connected; the agent remembers what it told. */
 gboolean qs_agent_announce_connected(QsAgent *agent);
+/* Why qs_agent_announce_connected said no, for the log. */
+const char *qs_agent_absent_reason(QsAgent *agent);
 /* AGENT_START, AGENT_TOKEN, AGENT_DATA; FALSE + error drops the client. */
 gboolean qs_agent_handle(QsAgent *agent, const QsClientMsg *msg, GError **error);
 /* The connection has room again. */

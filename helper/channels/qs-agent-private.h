@@ -4,6 +4,7 @@
 
 #include "channels/qs-agent-channel.h"
 #include "channels/qs-agent.h"
+#include "channels/qs-agent-guest.h"
 
 #define N_SELECTIONS 3u
 
@@ -37,6 +38,9 @@ struct QsAgent {
     gboolean providing[N_SELECTIONS];   /* backend asked, client answering */
     gboolean reply_cap;             /* the client takes VD_AGENT_REPLY */
     guint replies_owed;             /* monitors configs not yet answered */
+    QsAgentGuest *guest;            /* the guest's agent serves, not us */
+    QsAgentReader *whole;           /* guest: the client's messages, whole */
+    gboolean tokens_held;           /* guest: its queue is full, tokens wait */
 };
 
 /* qs-agent-backend.c */
@@ -51,6 +55,30 @@ gboolean qs_agent_selection_ok(QsAgent *a, uint8_t sel);
 void qs_agent_send_grab(QsAgent *a, uint8_t sel);
 /* Back to before AGENT_START; pending backend requests are answered "none". */
 void qs_agent_reset(QsAgent *a);
+
+/* Counts one AGENT_DATA piece as handled; tokens go back in batches, held
+ * while a->tokens_held. */
+void qs_agent_return_token(QsAgent *a);
+/* Sends the batch held back, if any (tokens_held cleared). */
+void qs_agent_release_tokens(QsAgent *a);
+/* Queues an AGENT_DATA piece (a guest's) toward the client, as tokens allow. */
+void qs_agent_push_piece(QsAgent *a, GBytes *piece);
+size_t qs_agent_queued_bytes(QsAgent *a);
+/* Tells the client the agent came or went (its state starts over). */
+void qs_agent_set_connected(QsAgent *a, gboolean connected);
+
+/* qs-agent-guest.c */
+QsAgentGuest *qs_agent_guest_for(QsChannels *hub);
+/* The guest agent has spoken on its open port. */
+gboolean qs_agent_guest_ready(QsAgentGuest *guest);
+/* `a` serves the guest's agent from now (the newest control session). */
+void qs_agent_guest_attach(QsAgentGuest *guest, QsAgent *a);
+/* `a` goes: the guest agent is told the client disconnected. */
+void qs_agent_guest_detach(QsAgentGuest *guest, QsAgent *a);
+/* AGENT_START, tokens or room toward the client: reading may resume. */
+void qs_agent_guest_steer(QsAgentGuest *guest);
+/* A client's AGENT_DATA piece (token already taken). */
+gboolean qs_agent_guest_on_data(QsAgent *a, const uint8_t *data, size_t size, GError **error);
 
 /* qs-agent-resize.c */
 gboolean qs_agent_has_monitors_sink(QsChannels *hub);

@@ -10,6 +10,7 @@ G_DEFINE_QUARK(qs-agent-error-quark, qs_agent_error)
 
 struct QsAgentReader {
     gboolean (*keep)(uint32_t type);
+    uint32_t whole_max;             /* qs_agent_reader_new_whole: every type kept */
     uint8_t header[QS_AGENT_HEADER_SIZE];
     guint header_len;
     /* Body of the current message, once its header is complete. */
@@ -23,6 +24,14 @@ QsAgentReader *qs_agent_reader_new(gboolean (*keep)(uint32_t type))
     QsAgentReader *r = g_new0(QsAgentReader, 1);
 
     r->keep = keep;
+    return r;
+}
+
+QsAgentReader *qs_agent_reader_new_whole(uint32_t max_size)
+{
+    QsAgentReader *r = g_new0(QsAgentReader, 1);
+
+    r->whole_max = max_size;
     return r;
 }
 
@@ -63,9 +72,14 @@ static gboolean start_message(QsAgentReader *r, GError **error)
                     VD_AGENT_PROTOCOL);
         return FALSE;
     }
-    r->msg.kept = r->keep(r->msg.type);
-    limit = r->msg.kept && r->msg.type != VD_AGENT_CLIPBOARD ? QS_AGENT_SMALL_MSG_MAX
-                                                              : QS_AGENT_CLIPBOARD_MSG_MAX;
+    if (r->whole_max) {
+        r->msg.kept = TRUE;
+        limit = r->whole_max;
+    } else {
+        r->msg.kept = r->keep(r->msg.type);
+        limit = r->msg.kept && r->msg.type != VD_AGENT_CLIPBOARD ? QS_AGENT_SMALL_MSG_MAX
+                                                                  : QS_AGENT_CLIPBOARD_MSG_MAX;
+    }
     if (r->msg.size > limit) {
         g_set_error(error, QS_AGENT_ERROR, QS_AGENT_ERROR_TOO_BIG,
                     "agent message of type %u and %u bytes (limit %u)",

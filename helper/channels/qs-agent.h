@@ -50,6 +50,9 @@ typedef struct QsAgentReader QsAgentReader;
  * delivered with kept = FALSE, whatever their size (up to the message
  * limit), so they cost no memory. */
 QsAgentReader *qs_agent_reader_new(gboolean (*keep)(uint32_t type));
+/* Every message kept, whatever its type, up to `max_size` bytes of body
+ * (the guest agent's passing of whole messages). */
+QsAgentReader *qs_agent_reader_new_whole(uint32_t max_size);
 void qs_agent_reader_free(QsAgentReader *reader);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(QsAgentReader, qs_agent_reader_free)
 

@@ -37,8 +37,8 @@ static void send_init(QsChannel *ch)
         g_message("main channel: view-only client: no agent (no clipboard, no "
                   "resize), input and microphone not passed on");
     } else if (!agent) {
-        g_message("main channel: no agent for this client (qemu's D-Bus "
-                  "clipboard is not available): no clipboard sharing");
+        g_message("main channel: no agent for this client (%s): no clipboard "
+                  "sharing", qs_agent_absent_reason(((QsMainChannel *)ch)->agent));
     }
     qs_channel_send(ch, SPICE_MSG_MAIN_INIT, qs_msg_main_init(&init));
     if (qs_channel_has_cap(ch, SPICE_MAIN_CAP_NAME_AND_UUID)) {

@@ -100,7 +100,7 @@ gboolean qs_port_spec_parse(const char *text, char **name, int *fd, GError **err
     if (n == strlen(QS_PORT_AGENT) && memcmp(text, QS_PORT_AGENT, n) == 0) {
         g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
                     "--port-fd: %s is the guest agent's port, which is not a port "
-                    "channel; passing the guest's agent through is not supported yet",
+                    "channel; give it with --agent-fd FD",
                     QS_PORT_AGENT);
         return FALSE;
     }

@@ -109,6 +109,7 @@ class Channel:
         self._since_ack = 0
         self.pings = 0
         self.first = {}          # type -> payload of the first such message
+        self.counts = {}         # type -> messages of that type
         self._send_lock = threading.Lock()
         self._closing = False
         self._thread = threading.Thread(target=self._run, daemon=True,
@@ -159,6 +160,7 @@ class Channel:
         self.bytes += 6 + len(body)
         self.last_rx = time.monotonic()
         self.first.setdefault(msg_type, body)
+        self.counts[msg_type] = self.counts.get(msg_type, 0) + 1
         if self.vmc and msg_type == MSG_SPICEVMC_DATA:
             self.data += body
         if msg_type == MSG_SET_ACK and len(body) >= 8:

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* A tiny SPICE vdagent (clipboard only) on com.redhat.spice.0, driven by serial commands. */
+/* A tiny SPICE vdagent on com.redhat.spice.0 (text and image clipboard; with keydraw.agent=spice also file transfer, as spice-vdagent toward a SPICE server), driven by serial commands. */
 #define _GNU_SOURCE
 #include "keydraw.h"
+#include "keydraw-agent.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -16,61 +17,16 @@
 
 #include <spice/vd_agent.h>
 
-#define PORT_NAME "com.redhat.spice.0"
-/* Bounds on what the host may make us hold: one clipboard message and one
- * serial command line. */
-#define MSG_MAX (1024 * 1024)
-#define CMD_MAX 4096
-#define SELECTIONS 3
-/* Shown text of a CLIPBOARD line; the length and hash cover all of it. */
-#define SHOW_MAX 300
-#define PORT_WAIT_S 60
-
-#define CAP(c) (1u << (c))
-#define OUR_CAPS (CAP(VD_AGENT_CAP_CLIPBOARD_BY_DEMAND) | \
-                  CAP(VD_AGENT_CAP_CLIPBOARD_SELECTION) | \
-                  CAP(VD_AGENT_CAP_CLIPBOARD_GRAB_SERIAL))
-
-struct agent {
-    int port;                   /* the virtio-serial port */
-    int tty;                    /* serial console, commands come in here */
-    uint32_t peer_caps;         /* qemu's caps[0] */
-    bool caps_sent;             /* on this connection */
-    bool ready;
-    /* message stream of the client port, reassembled from chunks */
-    VDIChunkHeader chunk;
-    size_t chunk_have;          /* bytes of the chunk header read */
-    uint32_t chunk_left;        /* payload bytes of the chunk still to come */
-    VDAgentMessage hdr;
-    size_t hdr_have;
-    uint8_t *msg;
-    uint32_t msg_have;
-    uint32_t skip;              /* bytes of an oversized message to drop */
-    /* clipboard */
-    uint32_t serial[SELECTIONS];     /* next serial of our grabs */
-    uint8_t *owned[SELECTIONS];      /* our text when we hold the selection */
-    size_t owned_len[SELECTIONS];
-    char cmd[CMD_MAX];
-    size_t cmd_len;
-};
-
-static void put_u32(uint8_t *p, uint32_t v)
+/* Toward a SPICE server we also take monitors configs (and print them);
+ * qemu's vdagent would start sending them on its own resizes. */
+static uint32_t our_caps(const struct agent *a)
 {
-    p[0] = (uint8_t)v;
-    p[1] = (uint8_t)(v >> 8);
-    p[2] = (uint8_t)(v >> 16);
-    p[3] = (uint8_t)(v >> 24);
-}
-
-static uint32_t get_u32(const uint8_t *p)
-{
-    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
-           (uint32_t)p[3] << 24;
+    return OUR_CAPS | (a->spice ? CAP(VD_AGENT_CAP_MONITORS_CONFIG) : 0);
 }
 
 static bool both(const struct agent *a, unsigned cap)
 {
-    return (a->peer_caps & CAP(cap)) && (OUR_CAPS & CAP(cap));
+    return (a->peer_caps & CAP(cap)) && (our_caps(a) & CAP(cap));
 }
 
 static void write_all(int fd, const uint8_t *p, size_t n)
@@ -91,7 +47,7 @@ static void write_all(int fd, const uint8_t *p, size_t n)
 
 /* One message in chunks of at most VD_AGENT_MAX_DATA_SIZE, as the agent
  * protocol asks of the guest side. */
-static void send_msg(struct agent *a, uint32_t type, const uint8_t *data, uint32_t size)
+void agent_send_msg(struct agent *a, uint32_t type, const uint8_t *data, uint32_t size)
 {
     size_t total = sizeof(VDAgentMessage) + size;
     uint8_t *buf = malloc(total);
@@ -120,8 +76,8 @@ static void send_caps(struct agent *a, bool request)
     uint8_t b[8];
 
     put_u32(b, request);
-    put_u32(b + 4, OUR_CAPS);
-    send_msg(a, VD_AGENT_ANNOUNCE_CAPABILITIES, b, sizeof(b));
+    put_u32(b + 4, our_caps(a));
+    agent_send_msg(a, VD_AGENT_ANNOUNCE_CAPABILITIES, b, sizeof(b));
     a->caps_sent = true;
 }
 
@@ -135,7 +91,7 @@ static size_t put_selection(const struct agent *a, uint8_t *p, uint8_t sel)
     return 4;
 }
 
-static void grab(struct agent *a, uint8_t sel, uint8_t *text, size_t len)
+static void grab(struct agent *a, uint8_t sel, uint32_t type, uint8_t *text, size_t len)
 {
     uint8_t b[12];
     size_t n = put_selection(a, b, sel);
@@ -144,15 +100,16 @@ static void grab(struct agent *a, uint8_t sel, uint8_t *text, size_t len)
     free(a->owned[sel]);
     a->owned[sel] = text;
     a->owned_len[sel] = len;
+    a->owned_type[sel] = type;
     if (both(a, VD_AGENT_CAP_CLIPBOARD_GRAB_SERIAL)) {
         put_u32(b + n, serial);
         n += 4;
         a->serial[sel]++;
     }
-    put_u32(b + n, VD_AGENT_CLIPBOARD_UTF8_TEXT);
+    put_u32(b + n, type);
     n += 4;
-    send_msg(a, VD_AGENT_CLIPBOARD_GRAB, b, (uint32_t)n);
-    kd_say("AGENT grabbed sel=%u serial=%u len=%zu", sel, serial, len);
+    agent_send_msg(a, VD_AGENT_CLIPBOARD_GRAB, b, (uint32_t)n);
+    kd_say("AGENT grabbed sel=%u serial=%u type=%u len=%zu", sel, serial, type, len);
 }
 
 static void release(struct agent *a, uint8_t sel)
@@ -163,20 +120,23 @@ static void release(struct agent *a, uint8_t sel)
     free(a->owned[sel]);
     a->owned[sel] = NULL;
     a->owned_len[sel] = 0;
-    send_msg(a, VD_AGENT_CLIPBOARD_RELEASE, b, (uint32_t)n);
+    agent_send_msg(a, VD_AGENT_CLIPBOARD_RELEASE, b, (uint32_t)n);
     kd_say("AGENT released sel=%u", sel);
 }
 
 /* FNV-1a: lets the test check texts too long for one serial line. */
-static uint32_t fnv1a(const uint8_t *p, size_t n)
+uint32_t agent_fnv1a_more(uint32_t h, const uint8_t *p, size_t n)
 {
-    uint32_t h = 2166136261u;
-
     for (size_t i = 0; i < n; i++) {
         h ^= p[i];
         h *= 16777619u;
     }
     return h;
+}
+
+static uint32_t fnv1a(const uint8_t *p, size_t n)
+{
+    return agent_fnv1a_more(FNV_START, p, n);
 }
 
 static void say_clipboard(uint8_t sel, uint32_t type, const uint8_t *p, size_t n)
@@ -208,6 +168,16 @@ static void on_caps(struct agent *a, const uint8_t *p, uint32_t n)
     }
     request = get_u32(p);
     a->peer_caps = get_u32(p + 4);
+    if (a->spice) {
+        /* As spice-vdagent: each client asks anew and gets our caps. */
+        if (request)
+            send_caps(a, false);
+        if (!a->ready) {
+            a->ready = true;
+            kd_say("AGENT ready caps=%08x", a->peer_caps);
+        }
+        return;
+    }
     /* Our caps went out with request=1 at connect, so qemu has them (or will
      * in a moment) and answers: a second copy would only make qemu reset the
      * clipboard serials again, which costs a reconnection. */
@@ -240,7 +210,7 @@ static void on_clipboard_msg(struct agent *a, uint32_t type, const uint8_t *p, u
     }
     switch (type) {
     case VD_AGENT_CLIPBOARD_GRAB: {
-        bool text = false;
+        bool text = false, png = false;
 
         if (both(a, VD_AGENT_CAP_CLIPBOARD_GRAB_SERIAL)) {
             uint32_t serial;
@@ -254,22 +224,24 @@ static void on_clipboard_msg(struct agent *a, uint32_t type, const uint8_t *p, u
             p += 4;
             n -= 4;
         }
-        for (uint32_t i = 0; i + 4 <= n; i += 4)
+        for (uint32_t i = 0; i + 4 <= n; i += 4) {
             text |= get_u32(p + i) == VD_AGENT_CLIPBOARD_UTF8_TEXT;
+            png |= get_u32(p + i) == VD_AGENT_CLIPBOARD_IMAGE_PNG;
+        }
         free(a->owned[sel]);
         a->owned[sel] = NULL;
         a->owned_len[sel] = 0;
-        kd_say("AGENT grab sel=%u text=%d", sel, text);
-        if (text) {
+        kd_say("AGENT grab sel=%u text=%d%s", sel, text, png ? " png=1" : "");
+        if (text || png) {
             o = put_selection(a, b, sel);
-            put_u32(b + o, VD_AGENT_CLIPBOARD_UTF8_TEXT);
-            send_msg(a, VD_AGENT_CLIPBOARD_REQUEST, b, (uint32_t)o + 4);
+            put_u32(b + o, text ? VD_AGENT_CLIPBOARD_UTF8_TEXT : VD_AGENT_CLIPBOARD_IMAGE_PNG);
+            agent_send_msg(a, VD_AGENT_CLIPBOARD_REQUEST, b, (uint32_t)o + 4);
         }
         break;
     }
     case VD_AGENT_CLIPBOARD_REQUEST: {
         uint32_t want = n >= 4 ? get_u32(p) : VD_AGENT_CLIPBOARD_NONE;
-        bool have = a->owned[sel] && want == VD_AGENT_CLIPBOARD_UTF8_TEXT;
+        bool have = a->owned[sel] && want == a->owned_type[sel];
         size_t len = have ? a->owned_len[sel] : 0;
         uint8_t *reply = malloc(8 + len);
 
@@ -280,7 +252,7 @@ static void on_clipboard_msg(struct agent *a, uint32_t type, const uint8_t *p, u
         o += 4;
         if (len)
             memcpy(reply + o, a->owned[sel], len);
-        send_msg(a, VD_AGENT_CLIPBOARD, reply, (uint32_t)(o + len));
+        agent_send_msg(a, VD_AGENT_CLIPBOARD, reply, (uint32_t)(o + len));
         free(reply);
         kd_say("AGENT request sel=%u type=%u answered=%zu", sel, want, len);
         break;
@@ -314,6 +286,19 @@ static void on_msg(struct agent *a)
     case VD_AGENT_CLIPBOARD:
     case VD_AGENT_CLIPBOARD_RELEASE:
         on_clipboard_msg(a, a->hdr.type, p, n);
+        break;
+    case VD_AGENT_FILE_XFER_START:
+    case VD_AGENT_FILE_XFER_DATA:
+    case VD_AGENT_FILE_XFER_STATUS:
+        agent_on_xfer_msg(a, a->hdr.type, p, n);
+        break;
+    case VD_AGENT_MONITORS_CONFIG:
+        /* {u32 count; u32 flags; count x {u32 height, width, depth; i32 x, y}} */
+        if (n >= 8 + 20 && get_u32(p) >= 1)
+            kd_say("AGENT monitors n=%u first=%ux%u+%d+%d", get_u32(p), get_u32(p + 12),
+                   get_u32(p + 8), (int32_t)get_u32(p + 20), (int32_t)get_u32(p + 24));
+        else
+            kd_say("AGENT monitors size=%u", n);
         break;
     default:
         break;      /* mouse state and the like: not ours */
@@ -381,6 +366,8 @@ static void feed_port(struct agent *a, const uint8_t *p, size_t n)
             take = n < a->chunk_left ? n : a->chunk_left;
             if (a->chunk.port == VDP_CLIENT_PORT)
                 feed_payload(a, p, take);
+            else if (a->chunk.port == VDP_SERVER_PORT && a->spice)
+                agent_feed_server(a, p, take);
             a->chunk_left -= (uint32_t)take;
         }
         p += take;
@@ -395,11 +382,15 @@ static void feed_port(struct agent *a, const uint8_t *p, size_t n)
 static void on_command(struct agent *a, char *line)
 {
     if (strncmp(line, "COPY ", 5) == 0) {
-        grab(a, 0, (uint8_t *)strdup(line + 5), strlen(line + 5));
-    } else if (strncmp(line, "COPYREP ", 8) == 0) {
-        /* COPYREP <bytes> <pattern>: texts longer than a tty line. */
+        grab(a, 0, VD_AGENT_CLIPBOARD_UTF8_TEXT, (uint8_t *)strdup(line + 5), strlen(line + 5));
+    } else if (strncmp(line, "COPYREP ", 8) == 0 || strncmp(line, "COPYIMG ", 8) == 0) {
+        /* COPYREP <bytes> <pattern>: texts longer than a tty line;
+         * COPYIMG the same bytes offered as image/png (not examined by
+         * the agents or the server on the way). */
         char *pat = NULL;
         unsigned long len = strtoul(line + 8, &pat, 10);
+        uint32_t type = line[4] == 'I' ? VD_AGENT_CLIPBOARD_IMAGE_PNG
+                                       : VD_AGENT_CLIPBOARD_UTF8_TEXT;
         size_t plen;
         uint8_t *text;
 
@@ -414,9 +405,19 @@ static void on_command(struct agent *a, char *line)
             kd_fail("reason=agent-oom size=%lu", len);
         for (size_t i = 0; i < len; i++)
             text[i] = (uint8_t)pat[i % plen];
-        grab(a, 0, text, len);
+        grab(a, 0, type, text, len);
     } else if (strcmp(line, "RELEASE") == 0) {
         release(a, 0);
+    } else if (strcmp(line, "FLOOD") == 0 && a->spice) {
+        agent_flood(a);
+    } else if (strcmp(line, "BADCHUNK") == 0 && a->spice) {
+        /* A chunk for a port that does not exist: the server must give up
+         * on this stream (and may reset the port). */
+        VDIChunkHeader ch = { .port = 7, .size = 4 };
+
+        write_all(a->port, (const uint8_t *)&ch, sizeof(ch));
+        write_all(a->port, (const uint8_t *)"bad!", 4);
+        kd_say("AGENT badchunk sent");
     } else if (line[0]) {
         kd_say("WARN agent command unknown: %.40s", line);
     }
@@ -483,15 +484,11 @@ static bool connect_port(struct agent *a, const char *dev)
     a->msg = NULL;
     a->chunk_have = a->hdr_have = 0;
     a->chunk_left = a->skip = 0;
-    a->peer_caps = 0;
+    a->srv_have = 0;
     a->caps_sent = false;
-    a->ready = false;
-    for (int s = 0; s < SELECTIONS; s++) {
+    agent_forget_client(a);
+    for (int s = 0; s < SELECTIONS; s++)
         a->serial[s] = 0;
-        free(a->owned[s]);
-        a->owned[s] = NULL;
-        a->owned_len[s] = 0;
-    }
     kd_say("AGENT port=%s", dev);
     send_caps(a, true);
     return true;
@@ -553,11 +550,12 @@ static void *agent_main(void *arg)
     return NULL;
 }
 
-void kd_agent_start(void)
+void kd_agent_start(bool spice)
 {
     static struct agent agent = { .port = -1, .tty = -1 };
     pthread_t th;
 
+    agent.spice = spice;
     if (pthread_create(&th, NULL, agent_main, &agent) != 0) {
         kd_say("WARN agent thread errno=%d", errno);
         return;

@@ -147,8 +147,9 @@ int main(void)
            fb.dev, KD_W, KD_H, mode_names[mode], fb.full_flush ? "full" : "damage",
            KD_KEYBOX_X, KD_KEYBOX_Y, KD_KEYBOX_SIZE, KD_KEYBOX_SIZE,
            KD_ACT_X, KD_ACT_Y, KD_ACT_W, KD_ACT_H);
-    if (kd_cmdline_get("keydraw.agent", buf, sizeof(buf)) && strcmp(buf, "1") == 0)
-        kd_agent_start();
+    if (kd_cmdline_get("keydraw.agent", buf, sizeof(buf)) &&
+        (strcmp(buf, "1") == 0 || strcmp(buf, "spice") == 0))
+        kd_agent_start(strcmp(buf, "spice") == 0);
     kd_echo_start();
     kd_beep_start();
     kd_record_start();

@@ -76,8 +76,9 @@ bool kd_activity_frame(struct kd_fb *fb, enum kd_mode mode, uint64_t frame,
 /* keydraw-input.c: the evdev reader thread. */
 void kd_input_start(struct kd_fb *fb);
 
-/* keydraw-agent.c: the clipboard vdagent thread (keydraw.agent=1). */
-void kd_agent_start(void);
+/* keydraw-agent.c: the vdagent thread (keydraw.agent=1 toward qemu's
+ * vdagent, keydraw.agent=spice toward a SPICE server's agent port). */
+void kd_agent_start(bool spice);
 
 /* keydraw-echo.c: keydraw.echo=NAME, echoes the virtio-serial port NAME
  * (ECHO lines; keydraw.echo_mode=hold never reads it, =flood writes a

@@ -142,9 +142,11 @@ def test_real_helper_serves_picture(libvirtd, guest, paths, helper_binary, test_
 def test_real_helper_ports(libvirtd, guest, paths, helper_binary):
     """The domain's unix-socket virtio-serial ports, as libvirt writes them:
     the launcher connects to the echo port and passes it, leaves libvirt's
-    guest-agent channel alone, and spice-gtk's port channel gets its bytes
-    echoed by the guest (test_ports.py's client); after the helper is
-    killed, the supervisor's new helper has the port again."""
+    guest-agent channel alone, passes the SPICE agent's port as --agent-fd
+    (the guest's own agent serves, and speaks), and spice-gtk's port
+    channel gets its bytes echoed by the guest (test_ports.py's client);
+    after the helper is killed, the supervisor's new helper has the port
+    again."""
     import test_ports
 
     env = LauncherEnv(paths, helper=helper_binary)
@@ -152,10 +154,10 @@ def test_real_helper_ports(libvirtd, guest, paths, helper_binary):
         devices = "".join(
             f"<channel type='unix'><source mode='bind'/>"
             f"<target type='virtio' name='{port}'/></channel>"
-            for port in (test_ports.PORT, "org.qemu.guest_agent.0"))
+            for port in (test_ports.PORT, "org.qemu.guest_agent.0", "com.redhat.spice.0"))
         name = start_domain(libvirtd, "qs-test-launch-ports", guest, env.dir,
                             persistent=False, devices=devices,
-                            cmdline_extra=f"keydraw.echo={test_ports.PORT}")
+                            cmdline_extra=f"keydraw.echo={test_ports.PORT} keydraw.agent=spice")
         res = env.run("attach", name, "--supervise")
         assert res.returncode == 0, res.stderr
         st = env.state(name)
@@ -165,6 +167,9 @@ def test_real_helper_ports(libvirtd, guest, paths, helper_binary):
         wait_log(env, name, offered)
         assert "port org.qemu.guest_agent.0 not passed to the helper: it is " \
                "qemu-guest-agent's" in env.log(name), env.log(name)[-2000:]
+        assert "agent: the guest's agent on com.redhat.spice.0 serves the clients " \
+               "(qemu's end connected)" in env.log(name), env.log(name)[-2000:]
+        wait_log(env, name, "agent: the guest's agent spoke on com.redhat.spice.0", timeout=90)
         wait_guest_ready(env, name)
         lines, stderr = test_ports.run_client(st["port"], seed=3, password=password)
         what = f"client: {lines}\n{stderr[-2000:]}\nlog: {env.log(name)[-3000:]}"

@@ -22,6 +22,7 @@ OPTIONS = {
     "port-fd": ["--port-fd"],
     "usbredir-fd": ["--usbredir-fd"],
     "smartcard-fd": ["--smartcard-fd"],
+    "agent-fd": ["--agent-fd"],
     "token-keys": ["--token-keys-file", "--token-keys-fd"],
     "tls": ["--tls-listen-fd", "--tls-dir"],
 }

@@ -60,7 +60,7 @@ static void test_ports(void)
         { "org.spice-space.webdav.0", "/var/lib/libvirt/qemu/webdav.sock", TRUE, TRUE, NULL },
         { "org.example.out", "/tmp/out.sock", FALSE, FALSE, "mode='connect'" },
         { "org.example.nomode", "/tmp/nomode.sock", TRUE, TRUE, NULL },
-        { "com.redhat.spice.0", "/tmp/agent.sock", TRUE, FALSE, "not supported yet" },
+        { "com.redhat.spice.0", "/tmp/agent.sock", TRUE, TRUE, NULL },
         { "bad name", "/tmp/bad.sock", TRUE, FALSE, "letters, digits" },
     };
 
