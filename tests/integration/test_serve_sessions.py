@@ -5,6 +5,8 @@ screen. Two clients connected together both get qemu's exact picture;
 (or replacing the oldest, --when-full replace) while the others keep
 serving; bad values of either option are usage errors naming the option."""
 
+import json
+import re
 import subprocess
 import time
 
@@ -72,6 +74,52 @@ def test_two_clients_exact(qemu_factory, qemu_flavour, guest, helper_binary, tes
         exact(a_shot, reference, (w, hgt))
         exact(b_shot, reference, (w, hgt))
         assert "refused" not in h.stderr()
+
+
+SHARED = re.compile(r"display session: .* frames (\d+) \(\d+ bytes, \d+ flushes, "
+                    r"(\d+) from a shared encoder")
+
+
+@pytest.mark.timeout(240)
+def test_two_clients_share_one_encoder(qemu_factory, qemu_flavour, guest, helper_binary,
+                                       test_client, tmp_path):
+    """Two LAN viewers of the busy guest stream the same area: they share
+    one encoder (frames one session took from the other's encodes), both
+    decode stream frames while it animates, and once the guest stops both
+    show qemu's exact picture."""
+    q = qemu_factory(vga="virtio", mode="busy")
+    q.wait_ready(timeout=READY_TIMEOUT)
+    with serving(helper_binary, q, "--disable-ticketing", "--max-sessions", "2") as (h, port):
+        shots = [tmp_path / "a.ppm", tmp_path / "b.ppm"]
+        procs = []
+        for shot in shots:
+            procs.append(client(test_client, port, "--settle", "1500", "watch", "--seconds", "6",
+                                "screenshot", shot, timeout=120))
+        wait_linked(h, 2)
+        # Both watch while the guest animates; the guest stops after their
+        # windows (each starts once its display is up), then they settle.
+        deadline = time.monotonic() + 60
+        while h.stderr().count("display: stream ") < 2:
+            assert time.monotonic() < deadline, f"no stream for both: {h.stderr()[-3000:]}"
+            time.sleep(0.1)
+        time.sleep(8)
+        q.stop()
+        w, hgt, reference = q.screendump()
+        results = [finish(p, timeout=120) for p in procs]
+        for rc, out, err in results:
+            assert rc == 0, err[-1500:]
+            watch = json.loads(out.strip().splitlines()[0])
+            assert watch["stream_frames"] > 0, watch
+        for shot in shots:
+            exact(shot, reference, (w, hgt))
+        deadline = time.monotonic() + 15
+        while len(SHARED.findall(h.stderr())) < 2:
+            assert time.monotonic() < deadline, h.stderr()[-3000:]
+            time.sleep(0.1)
+        sessions = [tuple(map(int, m)) for m in SHARED.findall(h.stderr())]
+        assert sum(shared for _, shared in sessions) > 0, sessions
+        assert "stream at (" in h.stderr() and "shares its encoder with 1 other viewer" \
+            in h.stderr(), h.stderr()[-3000:]
 
 
 @pytest.mark.timeout(150)
