@@ -149,18 +149,28 @@ static Tier *tier_new(QsStreamShare *share, const QsStreamShape *shape, gboolean
     return t;
 }
 
-static Tier *tier_find(QsStreamShare *share, const QsStreamShape *s, int cls)
+/* A tier others may join with this shape and class, other than `not`. */
+static Tier *tier_find(QsStreamShare *share, const QsStreamShape *s, int cls, const Tier *not)
 {
     for (guint i = 0; share && i < share->tiers->len; i++) {
         Tier *t = g_ptr_array_index(share->tiers, i);
 
-        if (!t->solo && t->shape.codec == s->codec && t->shape.x == s->x &&
+        if (t != not && !t->solo && t->shape.codec == s->codec && t->shape.x == s->x &&
             t->shape.y == s->y && t->shape.width == s->width &&
             t->shape.height == s->height && t->shape.fps == s->fps && t->rate_class == cls) {
             return t;
         }
     }
     return NULL;
+}
+
+/* Out of class `cls` by more than half a class (a factor of 1.4 beyond
+ * its bounds): a rate near a boundary does not move a seat to and fro. */
+static gboolean outside_class(uint32_t bitrate, int cls)
+{
+    double lo = 64000.0 * (double)(1u << cls), hi = lo * 2;
+
+    return bitrate < lo / 1.41 || bitrate >= hi * 1.41;
 }
 
 static const Made *ring_get(const Tier *t, uint64_t seq)
@@ -206,8 +216,9 @@ QsStreamSeat *qs_stream_seat_new(QsStreamShare *share, const QsStreamShape *shap
                                  QsStreamSeatFunc func, gpointer data)
 {
     QsStreamSeat *seat = g_new0(QsStreamSeat, 1);
-    Tier *t = qs_stream_share_enabled() ? tier_find(share, shape, rate_class(shape->bitrate))
-                                        : NULL;
+    Tier *t = qs_stream_share_enabled()
+                  ? tier_find(share, shape, rate_class(shape->bitrate), NULL)
+                  : NULL;
 
     seat->func = func;
     seat->data = data;
@@ -234,17 +245,19 @@ guint qs_stream_seat_peers(const QsStreamSeat *seat)
     return seat->tier->seats->len;
 }
 
-/* Off to a tier of its own, or of another class: at its head, a keyframe. */
-static void seat_move(QsStreamSeat *seat, gboolean solo)
+/* Off to `to`, or to a tier of its own (`solo`: nobody joins it): at its
+ * head, a keyframe. */
+static void seat_move(QsStreamSeat *seat, Tier *to, gboolean solo)
 {
     QsStreamShape shape = seat->tier->shape;
     QsStreamShare *share = seat->tier->share;
-    Tier *t;
 
     shape.bitrate = seat->bitrate;
-    t = solo ? NULL : tier_find(share, &shape, rate_class(shape.bitrate));
+    if (!to) {
+        to = tier_new(share, &shape, solo);
+    }
     seat_leave(seat);
-    seat_join(seat, t ? t : tier_new(share, &shape, solo));
+    seat_join(seat, to);
 }
 
 gboolean qs_stream_seat_needs_pixels(QsStreamSeat *seat, uint32_t bitrate)
@@ -262,15 +275,20 @@ gboolean qs_stream_seat_needs_pixels(QsStreamSeat *seat, uint32_t bitrate)
         g_message("display: a viewer fell %" G_GUINT64_FORMAT
                   " frames behind its shared stream; it goes on with an encoder of its own",
                   t->next_seq - seat->next);
-        seat_move(seat, TRUE);
-    } else if (!t->solo && rate_class(bitrate) != t->rate_class) {
+        seat_move(seat, NULL, TRUE);
+    } else if (!t->solo) {
         QsStreamShape shape = t->shape;
+        int cls = rate_class(bitrate);
+        Tier *other;
 
         shape.bitrate = bitrate;
-        if (t->seats->len > 1 || tier_find(t->share, &shape, rate_class(bitrate))) {
-            seat_move(seat, FALSE);
-        } else {
-            t->rate_class = rate_class(bitrate);  /* alone: its tier follows it */
+        other = tier_find(t->share, &shape, cls, t);
+        if (t->seats->len == 1 && other) {
+            seat_move(seat, other, FALSE);      /* alone: join the others */
+        } else if (t->seats->len == 1) {
+            t->rate_class = cls;                /* alone: its tier follows it */
+        } else if (outside_class(bitrate, t->rate_class)) {
+            seat_move(seat, other, FALSE);
         }
     }
     return seat->next == seat->tier->next_seq;
@@ -388,7 +406,8 @@ static void encode_done(GObject *source, GAsyncResult *res, gpointer data)
             answer(seat, m, seat != job->origin);
         }
     }
-    if (t->queued && t->seats->len > 0) {
+    /* An answer's func may have asked again and started an encode. */
+    if (t->queued && !t->encoding && t->seats->len > 0) {
         t->queued = FALSE;
         start_encode(t, t->queued_flush, g_steal_pointer(&t->queued_pixels), t->queued_by);
     }
@@ -420,6 +439,13 @@ static void start_encode(Tier *t, gboolean flush, uint8_t *pixels,
         }
         t->key_seq++;
     }
+    /* Whoever waits at the head is answered by this encode: what was
+     * queued for it is older. */
+    if (t->queued_pixels != pixels) {
+        g_clear_pointer(&t->queued_pixels, g_free);
+    }
+    t->queued_pixels = NULL;
+    t->queued = FALSE;
     job->tier = t;
     g_atomic_int_inc(&t->ref);
     job->enc = g_steal_pointer(&t->enc);

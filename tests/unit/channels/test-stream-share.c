@@ -226,6 +226,22 @@ static void test_tiers_apart(void)
     qs_stream_seat_free(s[1]);
     g_assert_cmpuint(qs_stream_share_n_tiers(share), ==, 0);
 
+    /* Sharing at 8 Mbit/s: 9 Mbit/s is the next class but within half a
+     * class of this one, so the seat stays; 12 Mbit/s moves it. */
+    s[0] = qs_stream_seat_new(share, &lan, on_frame, &g[0]);
+    s[1] = qs_stream_seat_new(share, &lan, on_frame, &g[1]);
+    qs_stream_seat_needs_pixels(s[0], 9000000);
+    g_assert_cmpuint(qs_stream_seat_peers(s[1]), ==, 2);
+    qs_stream_seat_needs_pixels(s[0], 12000000);
+    g_assert_cmpuint(qs_stream_seat_peers(s[1]), ==, 1);
+    g_assert_cmpuint(qs_stream_share_n_tiers(share), ==, 2);
+    /* Two viewers alone in tiers of one class come together. */
+    qs_stream_seat_needs_pixels(s[1], 12000000);
+    g_assert_cmpuint(qs_stream_seat_peers(s[0]), ==, 2);
+    g_assert_cmpuint(qs_stream_share_n_tiers(share), ==, 1);
+    qs_stream_seat_free(s[0]);
+    qs_stream_seat_free(s[1]);
+
     g_setenv("QS_STREAM_SHARE", "0", TRUE);
     s[0] = qs_stream_seat_new(share, &lan, on_frame, &g[0]);
     s[1] = qs_stream_seat_new(share, &lan, on_frame, &g[1]);
