@@ -18,6 +18,7 @@
 #define QS_CHANNELS_MAX_BRIDGES 25
 
 typedef struct QsAgent QsAgent;
+typedef struct QsStreamShare QsStreamShare;
 typedef struct QsVmcBridge QsVmcBridge;
 typedef struct QsChannel QsChannel;
 typedef struct QsSession QsSession;
@@ -74,6 +75,8 @@ typedef struct {
 typedef struct {
     QsConsoleView heads[QS_CHANNELS_MAX_HEADS];
     guint n_heads;              /* 1..QS_CHANNELS_MAX_HEADS */
+    /* Per head: the video encoders its viewers share. */
+    QsStreamShare *streams[QS_CHANNELS_MAX_HEADS];
     const char *vm_name;        /* MAIN_NAME, or NULL */
     const uint8_t *vm_uuid;     /* MAIN_UUID (16 bytes), or NULL */
     /* qemu's Mouse.IsAbsolute and Keyboard.Modifiers, from head 0's input:

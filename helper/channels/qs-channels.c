@@ -3,6 +3,7 @@
 #include "channels/qs-agent-channel.h"
 #include "channels/qs-channels-private.h"
 #include "channels/qs-msg.h"
+#include "channels/qs-stream-share.h"
 #include "channels/qs-vmc-bridge.h"
 #include "util/qs-heap-trim.h"
 #include "util/qs-wake.h"
@@ -141,6 +142,7 @@ QsChannels *qs_channels_new(const QsChannelsConfig *config)
 
         g_assert(heads[i].screen);
         *head = (QsConsoleView){ heads[i].screen, heads[i].cursor, heads[i].input };
+        ctx->streams[i] = qs_stream_share_new();
         *watch = (QsChannelsWatch){ hub, i, 0 };
         watch->screen_func = qs_screen_add_changed_func(head->screen, on_screen_changed,
                                                         watch);
@@ -170,6 +172,7 @@ void qs_channels_free(QsChannels *hub)
         if (hub->ctx.heads[i].cursor) {
             qs_cursor_set_changed_func(hub->ctx.heads[i].cursor, NULL, NULL);
         }
+        qs_stream_share_free(hub->ctx.streams[i]);
     }
     if (hub->ctx.heads[0].input) {
         qs_input_set_changed_func(hub->ctx.heads[0].input, NULL, NULL);

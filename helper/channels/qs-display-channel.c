@@ -128,10 +128,6 @@ static void display_finalize(QsChannel *ch)
     }
     g_source_destroy(dc->ping_timer);
     g_source_unref(dc->ping_timer);
-    dc->life->dc = NULL;
-    if (g_atomic_int_dec_and_test(&dc->life->ref)) {
-        g_free(dc->life);
-    }
     qs_display_plan_free(dc->plan);
     g_free(dc->pixels);
     qs_screen_watch_free(dc->watch);
@@ -182,13 +178,14 @@ QsChannel *qs_display_channel_new(QsSession *session, QsConn *conn)
         .max_stream_bitrate = QS_VIDEO_MAX_BITRATE,
     };
 
-    dc->screen = qs_channel_context_head(session->ctx,
-                                        qs_conn_get_link_info(conn)->channel_id)->screen;
+    guint head = qs_conn_get_link_info(conn)->channel_id;
+
+    /* The link check admits only ids below n_heads. */
+    head = head < session->ctx->n_heads ? head : 0;
+    dc->screen = qs_channel_context_head(session->ctx, head)->screen;
+    dc->streams = session->ctx->streams[head];
     dc->watch = qs_screen_watch_new(dc->screen);
     dc->context = g_main_context_ref_thread_default();
-    dc->life = g_new0(QsDisplayLife, 1);
-    dc->life->ref = 1;
-    dc->life->dc = dc;
     dc->stats.start_us = g_get_monotonic_time();
     dc->plan = qs_display_plan_new(&caps);
     dc->ping_timer = g_timeout_source_new(QS_DISPLAY_PING_MS);

@@ -8,6 +8,7 @@
 
 #include "channels/qs-msg.h"
 #include "channels/qs-session.h"
+#include "channels/qs-stream-share.h"
 #include "encode/qs-video.h"
 #include "flow/qs-display-plan.h"
 #include "screen/qs-screen.h"
@@ -28,31 +29,26 @@
 typedef struct QsDisplayChannel QsDisplayChannel;
 typedef struct QsDisplayVideo QsDisplayVideo;
 
-/* Outlives the channel while worker tasks hold it: a finished encode whose
- * channel is gone finds dc == NULL and drops its frame. */
-typedef struct {
-    gint ref;
-    QsDisplayChannel *dc;
-} QsDisplayLife;
-
 typedef struct {
     int64_t start_us;
     uint64_t messages;
     uint64_t images[4];         /* by QsImageCodec */
     uint64_t image_bytes;
     uint64_t frames, frame_bytes, flushes;
+    uint64_t shared_frames;     /* encoded for another viewer of the console */
     uint64_t bytes_written;     /* last socket-level figure */
 } QsDisplayStats;
 
-/* One stream's encoder, while the client has the stream (or a worker
- * still encodes for it). */
+/* One stream while the client has it: its seat at a (maybe shared)
+ * encoder (channels/qs-stream-share.h). */
 struct QsDisplayVideo {
+    QsDisplayChannel *dc;
     uint32_t id;                /* SPICE stream id */
-    QsVideoEncoder *enc;        /* NULL before the first frame and while a worker holds it */
     QsVideoCodec codec;
-    uint32_t bitrate;           /* what the encoder was told */
-    gboolean encoding;          /* a worker task is running */
-    gboolean dead;              /* the stream ended while encoding */
+    QsStreamSeat *seat;
+    gboolean encoding;          /* a frame is asked for and not answered yet */
+    gboolean asked_flush;
+    uint32_t est_bytes;         /* the plan's estimate of the frame asked for */
 };
 
 struct QsDisplayChannel {
@@ -60,7 +56,7 @@ struct QsDisplayChannel {
     QsScreen *screen;
     QsScreenWatch *watch;
     GMainContext *context;
-    QsDisplayLife *life;
+    QsStreamShare *streams;     /* the console's, for its viewers' streams */
     QsDisplayPlan *plan;
     gboolean init_received;
     gboolean pumping;

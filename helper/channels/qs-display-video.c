@@ -5,46 +5,30 @@
 #include <spice/enums.h>
 
 /*
- * The encoder (and a copy of the pixels) belongs to the worker job while it
- * runs, so the socket loop never waits on x264. When and at what rate a
- * frame is encoded is the plan's (flow/qs-plan-streams.c).
+ * A stream's frames come from its seat at an encoder that viewers of the
+ * same console may share (channels/qs-stream-share.h): encodes run on
+ * workers, so the socket loop never waits on x264. When and at what rate a
+ * frame is asked for is the plan's (flow/qs-plan-streams.c).
  */
-
-typedef struct {
-    QsDisplayLife *life;
-    QsDisplayVideo *v;
-    QsVideoEncoder *enc;        /* NULL: create on the worker */
-    QsVideoCodec codec;
-    uint32_t width, height, fps, bitrate;
-    uint8_t *pixels;            /* owned copy, NULL for a flush */
-    uint32_t est_bytes;
-    QsVideoFrame frame;
-    GError *error;
-} EncodeJob;
 
 static QsVideoCodec video_codec(QsPlanStreamCodec codec)
 {
     return codec == QS_PLAN_STREAM_H264 ? QS_VIDEO_CODEC_H264 : QS_VIDEO_CODEC_MJPEG;
 }
 
-static void free_video(QsDisplayVideo *v)
-{
-    qs_video_encoder_free(v->enc);
-    g_free(v);
-}
-
-/* Takes the stream's encoder from the channel: a worker still encoding for
- * it frees it when done. */
-static void detach(QsDisplayChannel *dc, guint slot)
+/* Ends the stream's seat; a frame still asked for is never answered. */
+static void detach(QsDisplayChannel *dc, guint slot, gboolean tell_plan)
 {
     QsDisplayVideo *v = g_steal_pointer(&dc->videos[slot]);
 
-    if (v->encoding) {
-        v->dead = TRUE;
-    } else {
-        free_video(v);
+    if (v->encoding && tell_plan) {
+        qs_display_plan_frame_dropped(dc->plan, v->est_bytes);
     }
+    qs_stream_seat_free(v->seat);
+    g_free(v);
 }
+
+static void on_frame(QsStreamSeat *seat, const QsSharedFrame *f, gpointer data);
 
 void qs_display_video_create(QsDisplayChannel *dc, const QsPlanAction *a)
 {
@@ -57,9 +41,16 @@ void qs_display_video_create(QsDisplayChannel *dc, const QsPlanAction *a)
     /* The plan has at most QS_PLAN_MAX_STREAMS, and ends one before it
      * starts another in its place. */
     g_return_if_fail(slot < QS_PLAN_MAX_STREAMS);
-    dc->videos[slot] = g_new0(QsDisplayVideo, 1);
-    dc->videos[slot]->id = a->stream;
-    dc->videos[slot]->codec = video_codec(a->codec);
+    QsDisplayVideo *v = g_new0(QsDisplayVideo, 1);
+    QsStreamShape shape = { video_codec(a->codec), a->rect.x, a->rect.y,
+                            (uint32_t)a->rect.width, (uint32_t)a->rect.height, a->fps,
+                            a->bitrate };
+
+    dc->videos[slot] = v;
+    v->dc = dc;
+    v->id = a->stream;
+    v->codec = shape.codec;
+    v->seat = qs_stream_seat_new(dc->streams, &shape, on_frame, v);
     c.id = a->stream;
     c.codec_type = (uint8_t)dc->videos[slot]->codec;
     c.top_down = TRUE;
@@ -86,7 +77,7 @@ void qs_display_video_destroy(QsDisplayChannel *dc, const QsPlanAction *a)
     }
     for (guint i = 0; i < QS_PLAN_MAX_STREAMS; i++) {
         if (dc->videos[i] && dc->videos[i]->id == a->stream) {
-            detach(dc, i);
+            detach(dc, i, TRUE);
         }
     }
 }
@@ -95,95 +86,45 @@ void qs_display_video_free_all(QsDisplayChannel *dc)
 {
     for (guint i = 0; i < QS_PLAN_MAX_STREAMS; i++) {
         if (dc->videos[i]) {
-            detach(dc, i);
+            detach(dc, i, FALSE);
         }
     }
 }
 
-static void encode_job_free(EncodeJob *job)
+static void on_frame(QsStreamSeat *seat, const QsSharedFrame *f, gpointer data)
 {
-    g_free(job->pixels);
-    g_clear_pointer(&job->frame.data, g_bytes_unref);
-    g_clear_error(&job->error);
-    qs_video_encoder_free(job->enc);
-    if (g_atomic_int_dec_and_test(&job->life->ref)) {
-        g_free(job->life);
-    }
-    g_free(job);
-}
-
-/* Worker thread: the job owns its pixels and the encoder while it runs. */
-static void encode_thread(GTask *task, gpointer source, gpointer data, GCancellable *c)
-{
-    EncodeJob *job = data;
-    gboolean ok;
-
-    (void)source;
-    (void)c;
-    if (!job->enc) {
-        job->enc = qs_video_encoder_new(job->codec, job->width, job->height, job->fps,
-                                        job->bitrate, &job->error);
-        if (!job->enc) {
-            g_task_return_boolean(task, FALSE);
-            return;
-        }
-    }
-    if (job->pixels) {
-        ok = qs_video_encoder_encode(job->enc, job->pixels, (size_t)job->width * 4,
-                                     FALSE, &job->frame, &job->error);
-    } else {
-        ok = qs_video_encoder_flush(job->enc, &job->frame, &job->error);
-    }
-    g_task_return_boolean(task, ok);
-}
-
-static void encode_done(GObject *source, GAsyncResult *res, gpointer data)
-{
-    EncodeJob *job = g_task_get_task_data(G_TASK(res));
-    QsDisplayChannel *dc = job->life->dc;
-    QsDisplayVideo *v = job->v;
-    gboolean flush = job->pixels == NULL;
-    gboolean ok;
+    QsDisplayVideo *v = data;
+    QsDisplayChannel *dc = v->dc;
+    gboolean asked_frame = !v->asked_flush;
+    uint32_t id = v->id;
+    gsize size = f->data ? g_bytes_get_size(f->data) : 0;
     QsPlanLink link;
     uint32_t stamp;
-    gsize size = 0;
 
-    (void)source;
-    (void)data;
-    if (!dc) {
-        /* The channel is gone (it marked the stream dead); the task frees
-         * the job. */
-        free_video(v);
-        return;
-    }
+    (void)seat;
     v->encoding = FALSE;
-    if (v->dead) {
-        qs_display_plan_frame_dropped(dc->plan, job->est_bytes);
-        free_video(v);
-        qs_display_channel_pump(&dc->base);
-        return;
-    }
-    v->enc = g_steal_pointer(&job->enc);
-    ok = g_task_propagate_boolean(G_TASK(res), NULL) && !job->error;
-    if (!ok) {
-        g_warning("display: stream %u: %s", v->id,
-                  job->error ? job->error->message : "encoder failed");
-    } else {
-        size = g_bytes_get_size(job->frame.data);
+    if (!f->ok) {
+        g_warning("display: stream %u: %s", id, f->error ? f->error : "encoder failed");
     }
     qs_display_link(dc, &link);
-    stamp = qs_display_plan_frame_done(dc->plan, v->id, job->est_bytes, flush, ok, size,
-                                       v->enc && qs_video_encoder_needs_flush(v->enc), &link,
-                                       g_get_monotonic_time());
-    if (ok && stamp) {
+    /* The plan hears of the frame that went, which a shared encoder may
+     * make a flush where it asked for a frame, or the reverse. */
+    stamp = qs_display_plan_frame_done(dc->plan, id, v->est_bytes, f->flush, f->ok, size,
+                                       f->needs_flush, &link, g_get_monotonic_time());
+    if (f->ok && stamp && f->data) {
         qs_display_send(dc, SPICE_MSG_DISPLAY_STREAM_DATA,
-                        qs_msg_stream_data(v->id, stamp, job->frame.data));
-        if (flush) {
+                        qs_msg_stream_data(id, stamp, f->data));
+        if (f->flush) {
             dc->stats.flushes++;
         } else {
             dc->stats.frames++;
+            dc->stats.shared_frames += f->shared;
         }
         dc->stats.frame_bytes += size;
+    }
+    if (f->ok && f->flush && asked_frame) {
+        /* Its new pixels are still to go. */
+        qs_display_plan_stream_dirty(dc->plan, id);
     }
     qs_display_channel_pump(&dc->base);
 }
@@ -191,10 +132,9 @@ static void encode_done(GObject *source, GAsyncResult *res, gpointer data)
 void qs_display_video_encode(QsDisplayChannel *dc, const QsPlanAction *a, int64_t now_us)
 {
     QsDisplayVideo *v = NULL;
-    EncodeJob *job;
-    g_autoptr(GTask) task = NULL;
     g_autofree uint8_t *pixels = NULL;
     g_autoptr(GError) error = NULL;
+    gboolean flush = a->kind == QS_PLAN_STREAM_FLUSH;
 
     for (guint i = 0; i < QS_PLAN_MAX_STREAMS; i++) {
         if (dc->videos[i] && dc->videos[i]->id == a->stream) {
@@ -202,7 +142,7 @@ void qs_display_video_encode(QsDisplayChannel *dc, const QsPlanAction *a, int64_
         }
     }
     g_return_if_fail(v && !v->encoding);
-    if (a->kind == QS_PLAN_STREAM_FRAME) {
+    if (qs_stream_seat_needs_pixels(v->seat, a->bitrate) && !flush) {
         pixels = g_malloc((size_t)a->rect.width * a->rect.height * 4);
         if (!qs_screen_read(dc->screen, a->item.surface_serial, &a->rect, pixels,
                             (size_t)a->rect.width * 4, &error)) {
@@ -210,24 +150,8 @@ void qs_display_video_encode(QsDisplayChannel *dc, const QsPlanAction *a, int64_
             return;
         }
     }
-    job = g_new0(EncodeJob, 1);
-    job->life = dc->life;
-    g_atomic_int_inc(&dc->life->ref);
-    job->v = v;
-    job->enc = g_steal_pointer(&v->enc);
-    job->codec = v->codec;
-    job->width = (uint32_t)a->rect.width;
-    job->height = (uint32_t)a->rect.height;
-    job->fps = a->fps;
-    job->bitrate = a->bitrate;
-    job->pixels = g_steal_pointer(&pixels);
-    job->est_bytes = a->est_bytes;
-    if (job->enc && a->bitrate != v->bitrate) {
-        qs_video_encoder_set_bitrate(job->enc, a->bitrate);
-    }
-    v->bitrate = a->bitrate;
     v->encoding = TRUE;
-    task = g_task_new(NULL, NULL, encode_done, NULL);
-    g_task_set_task_data(task, job, (GDestroyNotify)encode_job_free);
-    g_task_run_in_thread(task, encode_thread);
+    v->asked_flush = flush;
+    v->est_bytes = a->est_bytes;
+    qs_stream_seat_request(v->seat, flush, g_steal_pointer(&pixels));
 }

@@ -157,6 +157,9 @@ uint32_t qs_display_plan_frame_done(QsDisplayPlan *plan, uint32_t stream, uint32
                                     gboolean flush, gboolean ok, gsize bytes,
                                     gboolean needs_flush, const QsPlanLink *link,
                                     int64_t now_us);
+/* A FRAME came back as a flush (an encoder shared with other viewers had
+ * one due first): the stream's newest pixels are still to go. */
+void qs_display_plan_stream_dirty(QsDisplayPlan *plan, uint32_t stream);
 /* FRAME or FLUSH of a stream that ended meanwhile came back. */
 void qs_display_plan_frame_dropped(QsDisplayPlan *plan, uint32_t est_bytes);
 /* FRAME: its pixels could not be read (the surface went); the stream ends

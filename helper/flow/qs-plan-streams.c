@@ -283,6 +283,15 @@ uint32_t qs_display_plan_frame_done(QsDisplayPlan *plan, uint32_t stream, uint32
     return frame_stamp(plan, s, link, now_us, bytes, needs_flush);
 }
 
+void qs_display_plan_stream_dirty(QsDisplayPlan *plan, uint32_t stream)
+{
+    int slot = find(plan, stream);
+
+    if (slot >= 0) {
+        plan->streams.slot[slot]->dirty = TRUE;
+    }
+}
+
 void qs_display_plan_frame_lost(QsDisplayPlan *plan, uint32_t stream, uint32_t est_bytes,
                                 int64_t now_us)
 {

@@ -5,6 +5,8 @@ screen. Two clients connected together both get qemu's exact picture;
 (or replacing the oldest, --when-full replace) while the others keep
 serving; bad values of either option are usage errors naming the option."""
 
+import json
+import re
 import subprocess
 import time
 
@@ -72,6 +74,60 @@ def test_two_clients_exact(qemu_factory, qemu_flavour, guest, helper_binary, tes
         exact(a_shot, reference, (w, hgt))
         exact(b_shot, reference, (w, hgt))
         assert "refused" not in h.stderr()
+
+
+SHARED = re.compile(r"display session: .* frames (\d+) \(\d+ bytes, \d+ flushes, "
+                    r"(\d+) from a shared encoder")
+
+
+@pytest.mark.timeout(240)
+def test_two_clients_share_one_encoder(qemu_factory, qemu_flavour, guest, helper_binary,
+                                       test_client, tmp_path):
+    """Two LAN viewers of the busy guest stream the same area: they share
+    one encoder (frames one session took from the other's encodes), both
+    decode stream frames while it animates, and once the guest stops both
+    show qemu's exact picture."""
+    q = qemu_factory(vga="virtio", mode="busy")
+    q.wait_ready(timeout=READY_TIMEOUT)
+    with serving(helper_binary, q, "--disable-ticketing", "--max-sessions", "2") as (h, port):
+        shots = [tmp_path / "a.ppm", tmp_path / "b.ppm"]
+        # Each watches 6 s of animation, then waits while the test stops
+        # the guest (its screenshot must not settle on a pause mid-animation).
+        procs = [client(test_client, port, "--settle", "1500", "watch", "--seconds", "6",
+                        "sleep", "12000", "screenshot", shot, timeout=120) for shot in shots]
+        watches = []
+        for p in procs:
+            line = read_line(p, timeout=90)
+            assert line, f"no watch line: {p.stderr.read()[-1500:] if p.poll() is not None else ''}"
+            watches.append(json.loads(line))
+        q.stop()
+        w, hgt, reference = q.screendump()
+        results = [finish(p, timeout=120) for p in procs]
+        (tmp_path / "helper.log").write_text(h.stderr())
+        for (rc, _, err), watch in zip(results, watches):
+            assert rc == 0, err[-1500:]
+            assert watch["stream_frames"] > 0, watch
+        for shot in shots:
+            exact(shot, reference, (w, hgt))
+        deadline = time.monotonic() + 15
+        while len(SHARED.findall(h.stderr())) < 2:
+            assert time.monotonic() < deadline, h.stderr()[-3000:]
+            time.sleep(0.1)
+        sessions = [tuple(map(int, m)) for m in SHARED.findall(h.stderr())]
+        assert sum(shared for _, shared in sessions) > 0, (sessions, h.stderr()[-3000:])
+        assert "shares its encoder with 1 other viewer" in h.stderr(), h.stderr()[-3000:]
+
+
+def read_line(proc, timeout):
+    """The client's next stdout line, or None once it exited or the time is up."""
+    import select
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        ready, _, _ = select.select([proc.stdout], [], [], 0.5)
+        if ready:
+            line = proc.stdout.readline()
+            return line.strip() or None
+    return None
 
 
 @pytest.mark.timeout(150)

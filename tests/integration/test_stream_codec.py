@@ -26,7 +26,8 @@ def test_client_codec_order(qemu_factory, guest, helper_binary, test_client, ord
     with serving(helper_binary, q, "--disable-ticketing") as (h, port):
         res = run_client(test_client, "--port", port, "--video-codecs", order, "--seconds", 4,
                          "watch", timeout=40)
-        assert json.loads(res.stdout.strip().splitlines()[-1])["stream_frames"] > 0, res.stdout
+        assert json.loads(res.stdout.strip().splitlines()[-1])["stream_frames"] > 0, \
+            (res.stdout, h.stderr()[-3000:])
         got = streams(h.stderr())
         assert got, h.stderr()[-2000:]
         assert set(got) == {codec}, got

@@ -1,0 +1,494 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* Video encodes shared by the viewers of one console: tiers, seats, the order of their frames. */
+#include "channels/qs-stream-share.h"
+
+#include <gio/gio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct Tier Tier;
+
+typedef struct {
+    uint64_t seq;
+    GBytes *data;               /* NULL: the slot is empty */
+    gboolean flush;
+    gboolean ok;
+    gboolean needs_flush;
+    char *error;
+} Made;
+
+struct QsStreamShare {
+    GPtrArray *tiers;           /* Tier *, not owned: a tier leaves when freed */
+};
+
+struct Tier {
+    gint ref;                   /* seats, and a running encode */
+    QsStreamShare *share;       /* NULL once the share is gone */
+    QsStreamShape shape;
+    int rate_class;
+    gboolean solo;              /* a seat that fell behind: nobody joins */
+    QsVideoEncoder *enc;        /* NULL before the first frame and while a worker has it */
+    GPtrArray *seats;           /* QsStreamSeat *, not owned */
+    uint64_t next_seq;          /* of the next encode to start */
+    gboolean encoding;          /* next_seq - 1 is with a worker */
+    uint64_t key_seq;           /* this encode must be a keyframe (joiners), if key_due */
+    gboolean key_due;
+    /* What the head asked while an encode ran: the newest pixels win, and a
+     * frame stands in for a flush. */
+    gboolean queued;
+    gboolean queued_flush;
+    uint8_t *queued_pixels;
+    const QsStreamSeat *queued_by;  /* compared, never followed */
+    Made ring[QS_STREAM_SHARE_RING];
+};
+
+struct QsStreamSeat {
+    Tier *tier;
+    uint64_t next;              /* the seq it takes next */
+    gboolean fresh;             /* no keyframe of this tier yet */
+    gboolean pending;           /* a request waits for its answer */
+    uint32_t bitrate;
+    GSource *answer;            /* an answer from the ring, on its way */
+    QsStreamSeatFunc func;
+    gpointer data;
+};
+
+typedef struct {
+    Tier *tier;
+    QsVideoEncoder *enc;
+    uint64_t seq;
+    gboolean flush, force_key;
+    uint8_t *pixels;
+    uint32_t bitrate;
+    const QsStreamSeat *origin;     /* compared, never followed */
+    QsVideoFrame frame;
+    GError *error;
+} Job;
+
+gboolean qs_stream_share_enabled(void)
+{
+    const char *v = g_getenv("QS_STREAM_SHARE");
+
+    return !v || strcmp(v, "0") != 0;
+}
+
+QsStreamShare *qs_stream_share_new(void)
+{
+    QsStreamShare *share = g_new0(QsStreamShare, 1);
+
+    share->tiers = g_ptr_array_new();
+    return share;
+}
+
+void qs_stream_share_free(QsStreamShare *share)
+{
+    if (!share) {
+        return;
+    }
+    for (guint i = 0; i < share->tiers->len; i++) {
+        ((Tier *)g_ptr_array_index(share->tiers, i))->share = NULL;
+    }
+    g_ptr_array_free(share->tiers, TRUE);
+    g_free(share);
+}
+
+guint qs_stream_share_n_tiers(const QsStreamShare *share)
+{
+    return share->tiers->len;
+}
+
+/* Classes of a factor of two from 64 kbit/s up. */
+static int rate_class(uint32_t bitrate)
+{
+    int c = 0;
+
+    for (uint32_t b = MAX(bitrate, 1u) / 64000u; b > 1; b >>= 1) {
+        c++;
+    }
+    return c;
+}
+
+static void made_clear(Made *m)
+{
+    g_clear_pointer(&m->data, g_bytes_unref);
+    g_clear_pointer(&m->error, g_free);
+    m->ok = FALSE;
+}
+
+static void tier_unref(Tier *t)
+{
+    if (!g_atomic_int_dec_and_test(&t->ref)) {
+        return;
+    }
+    if (t->share) {
+        g_ptr_array_remove_fast(t->share->tiers, t);
+    }
+    for (guint i = 0; i < QS_STREAM_SHARE_RING; i++) {
+        made_clear(&t->ring[i]);
+    }
+    g_free(t->queued_pixels);
+    qs_video_encoder_free(t->enc);
+    g_ptr_array_free(t->seats, TRUE);
+    g_free(t);
+}
+
+static Tier *tier_new(QsStreamShare *share, const QsStreamShape *shape, gboolean solo)
+{
+    Tier *t = g_new0(Tier, 1);
+
+    t->ref = 0;
+    t->shape = *shape;
+    t->rate_class = rate_class(shape->bitrate);
+    t->solo = solo || !share || !qs_stream_share_enabled();
+    t->seats = g_ptr_array_new();
+    t->next_seq = 1;
+    if (share) {
+        t->share = share;
+        g_ptr_array_add(share->tiers, t);
+    }
+    return t;
+}
+
+/* A tier others may join with this shape and class, other than `not`. */
+static Tier *tier_find(QsStreamShare *share, const QsStreamShape *s, int cls, const Tier *not)
+{
+    for (guint i = 0; share && i < share->tiers->len; i++) {
+        Tier *t = g_ptr_array_index(share->tiers, i);
+
+        if (t != not && !t->solo && t->shape.codec == s->codec && t->shape.x == s->x &&
+            t->shape.y == s->y && t->shape.width == s->width &&
+            t->shape.height == s->height && t->shape.fps == s->fps && t->rate_class == cls) {
+            return t;
+        }
+    }
+    return NULL;
+}
+
+/* Out of class `cls` by more than half a class (a factor of 1.4 beyond
+ * its bounds): a rate near a boundary does not move a seat to and fro. */
+static gboolean outside_class(uint32_t bitrate, int cls)
+{
+    double lo = 64000.0 * (double)(1u << cls), hi = lo * 2;
+
+    return bitrate < lo / 1.41 || bitrate >= hi * 1.41;
+}
+
+static const Made *ring_get(const Tier *t, uint64_t seq)
+{
+    const Made *m = &t->ring[seq % QS_STREAM_SHARE_RING];
+
+    return m->seq == seq && (m->data || m->error || m->ok) ? m : NULL;
+}
+
+/* The seat goes to the head of its tier; its next frame is a keyframe. */
+static void seat_restart(QsStreamSeat *seat)
+{
+    Tier *t = seat->tier;
+
+    seat->next = t->next_seq;
+    seat->fresh = TRUE;
+    t->key_seq = t->next_seq;
+    t->key_due = TRUE;
+}
+
+static void seat_join(QsStreamSeat *seat, Tier *t)
+{
+    g_atomic_int_inc(&t->ref);
+    g_ptr_array_add(t->seats, seat);
+    seat->tier = t;
+    seat_restart(seat);
+    if (t->seats->len > 1) {
+        g_message("display: a %ux%u stream at (%d,%d) shares its encoder with %u other "
+                  "viewer%s", t->shape.width, t->shape.height, t->shape.x, t->shape.y,
+                  t->seats->len - 1, t->seats->len > 2 ? "s" : "");
+    }
+}
+
+static void seat_leave(QsStreamSeat *seat)
+{
+    Tier *t = g_steal_pointer(&seat->tier);
+
+    g_ptr_array_remove_fast(t->seats, seat);
+    tier_unref(t);
+}
+
+QsStreamSeat *qs_stream_seat_new(QsStreamShare *share, const QsStreamShape *shape,
+                                 QsStreamSeatFunc func, gpointer data)
+{
+    QsStreamSeat *seat = g_new0(QsStreamSeat, 1);
+    Tier *t = qs_stream_share_enabled()
+                  ? tier_find(share, shape, rate_class(shape->bitrate), NULL)
+                  : NULL;
+
+    seat->func = func;
+    seat->data = data;
+    seat->bitrate = shape->bitrate;
+    seat_join(seat, t ? t : tier_new(share, shape, FALSE));
+    return seat;
+}
+
+void qs_stream_seat_free(QsStreamSeat *seat)
+{
+    if (!seat) {
+        return;
+    }
+    if (seat->answer) {
+        g_source_destroy(seat->answer);
+        g_source_unref(seat->answer);
+    }
+    seat_leave(seat);
+    g_free(seat);
+}
+
+guint qs_stream_seat_peers(const QsStreamSeat *seat)
+{
+    return seat->tier->seats->len;
+}
+
+/* Off to `to`, or to a tier of its own (`solo`: nobody joins it): at its
+ * head, a keyframe. */
+static void seat_move(QsStreamSeat *seat, Tier *to, gboolean solo)
+{
+    QsStreamShape shape = seat->tier->shape;
+    QsStreamShare *share = seat->tier->share;
+
+    shape.bitrate = seat->bitrate;
+    if (!to) {
+        to = tier_new(share, &shape, solo);
+    }
+    seat_leave(seat);
+    seat_join(seat, to);
+}
+
+gboolean qs_stream_seat_needs_pixels(QsStreamSeat *seat, uint32_t bitrate)
+{
+    Tier *t = seat->tier;
+    uint64_t oldest = t->next_seq > QS_STREAM_SHARE_RING + (t->encoding ? 1 : 0)
+                          ? t->next_seq - QS_STREAM_SHARE_RING - (t->encoding ? 1 : 0)
+                          : 1;
+
+    g_return_val_if_fail(!seat->pending, FALSE);
+    seat->bitrate = bitrate;
+    if (seat->next < oldest && t->seats->len == 1) {
+        seat_restart(seat);     /* the others left it behind, then left */
+    } else if (seat->next < oldest) {
+        g_message("display: a viewer fell %" G_GUINT64_FORMAT
+                  " frames behind its shared stream; it goes on with an encoder of its own",
+                  t->next_seq - seat->next);
+        seat_move(seat, NULL, TRUE);
+    } else if (!t->solo) {
+        QsStreamShape shape = t->shape;
+        int cls = rate_class(bitrate);
+        Tier *other;
+
+        shape.bitrate = bitrate;
+        other = tier_find(t->share, &shape, cls, t);
+        if (t->seats->len == 1 && other) {
+            seat_move(seat, other, FALSE);      /* alone: join the others */
+        } else if (t->seats->len == 1) {
+            t->rate_class = cls;                /* alone: its tier follows it */
+        } else if (outside_class(bitrate, t->rate_class)) {
+            seat_move(seat, other, FALSE);
+        }
+    }
+    return seat->next == seat->tier->next_seq;
+}
+
+static void answer(QsStreamSeat *seat, const Made *m, gboolean shared)
+{
+    QsSharedFrame f = { 0 };
+
+    if (m) {
+        f = (QsSharedFrame){ m->data, m->flush, m->ok, m->needs_flush, shared, m->error };
+        seat->next = m->seq + 1;
+        if (m->ok && !m->flush) {
+            seat->fresh = FALSE;
+        }
+    } else {
+        f.ok = TRUE;            /* nothing was due (a fresh seat's flush) */
+        f.flush = TRUE;
+    }
+    seat->pending = FALSE;
+    seat->func(seat, &f, seat->data);
+}
+
+static gboolean on_answer(gpointer data)
+{
+    QsStreamSeat *seat = data;
+    const Made *m = ring_get(seat->tier, seat->next);
+
+    g_source_unref(g_steal_pointer(&seat->answer));
+    answer(seat, m, TRUE);
+    return G_SOURCE_REMOVE;
+}
+
+static void answer_later(QsStreamSeat *seat)
+{
+    seat->answer = g_idle_source_new();
+    g_source_set_callback(seat->answer, on_answer, seat, NULL);
+    g_source_attach(seat->answer, g_main_context_get_thread_default());
+}
+
+static void start_encode(Tier *t, gboolean flush, uint8_t *pixels,
+                         const QsStreamSeat *origin);
+
+static void encode_thread(GTask *task, gpointer source, gpointer data, GCancellable *c)
+{
+    Job *job = data;
+    const QsStreamShape *s = &job->tier->shape;
+    gboolean ok;
+
+    (void)source;
+    (void)c;
+    if (!job->enc) {
+        job->enc = qs_video_encoder_new(s->codec, s->width, s->height, s->fps, job->bitrate,
+                                        &job->error);
+        if (!job->enc) {
+            g_task_return_boolean(task, FALSE);
+            return;
+        }
+    } else if (qs_video_encoder_get_bitrate(job->enc) != job->bitrate) {
+        qs_video_encoder_set_bitrate(job->enc, job->bitrate);
+    }
+    if (job->flush) {
+        ok = qs_video_encoder_flush(job->enc, &job->frame, &job->error);
+    } else {
+        ok = qs_video_encoder_encode(job->enc, job->pixels, (size_t)s->width * 4,
+                                     job->force_key, &job->frame, &job->error);
+    }
+    g_task_return_boolean(task, ok);
+}
+
+static void job_free(Job *job)
+{
+    g_free(job->pixels);
+    g_clear_pointer(&job->frame.data, g_bytes_unref);
+    g_clear_error(&job->error);
+    qs_video_encoder_free(job->enc);
+    g_free(job);
+}
+
+static void encode_done(GObject *source, GAsyncResult *res, gpointer data)
+{
+    Job *job = g_task_get_task_data(G_TASK(res));
+    Tier *t = job->tier;
+    Made *m = &t->ring[job->seq % QS_STREAM_SHARE_RING];
+    g_autoptr(GPtrArray) due = g_ptr_array_new();
+
+    (void)source;
+    (void)data;
+    t->encoding = FALSE;
+    t->enc = g_steal_pointer(&job->enc);
+    made_clear(m);
+    m->seq = job->seq;
+    m->flush = job->flush;
+    m->ok = g_task_propagate_boolean(G_TASK(res), NULL) && !job->error;
+    m->needs_flush = t->enc && qs_video_encoder_needs_flush(t->enc);
+    if (m->ok) {
+        m->data = g_steal_pointer(&job->frame.data);
+    } else {
+        m->error = g_strdup(job->error ? job->error->message : "encoder failed");
+    }
+    /* Answers first (a seat's func may free seats), then the next encode. */
+    for (guint i = 0; i < t->seats->len; i++) {
+        QsStreamSeat *seat = g_ptr_array_index(t->seats, i);
+
+        if (seat->pending && !seat->answer && seat->next == job->seq) {
+            g_ptr_array_add(due, seat);
+        }
+    }
+    g_atomic_int_inc(&t->ref);
+    for (guint i = 0; i < due->len; i++) {
+        QsStreamSeat *seat = g_ptr_array_index(due, i);
+
+        /* Still seated here (an earlier answer may have ended it)? */
+        if (g_ptr_array_find(t->seats, seat, NULL) && seat->pending) {
+            answer(seat, m, seat != job->origin);
+        }
+    }
+    /* An answer's func may have asked again and started an encode. */
+    if (t->queued && !t->encoding && t->seats->len > 0) {
+        t->queued = FALSE;
+        start_encode(t, t->queued_flush, g_steal_pointer(&t->queued_pixels), t->queued_by);
+    }
+    tier_unref(t);              /* the worker's */
+    tier_unref(t);
+}
+
+static void start_encode(Tier *t, gboolean flush, uint8_t *pixels,
+                         const QsStreamSeat *origin)
+{
+    g_autoptr(GTask) task = g_task_new(NULL, NULL, encode_done, NULL);
+    Job *job = g_new0(Job, 1);
+    uint32_t rate = 0;
+
+    for (guint i = 0; i < t->seats->len; i++) {
+        uint32_t b = ((QsStreamSeat *)g_ptr_array_index(t->seats, i))->bitrate;
+
+        rate = rate ? MIN(rate, b) : b;
+    }
+    if (flush && t->key_due && t->key_seq == t->next_seq) {
+        /* A flush cannot be the joiners' keyframe: they skip it and take
+         * the next frame, which will be one. */
+        for (guint i = 0; i < t->seats->len; i++) {
+            QsStreamSeat *seat = g_ptr_array_index(t->seats, i);
+
+            if (seat->fresh && seat->next == t->next_seq) {
+                seat->next++;
+            }
+        }
+        t->key_seq++;
+    }
+    /* Whoever waits at the head is answered by this encode: what was
+     * queued for it is older. */
+    if (t->queued_pixels != pixels) {
+        g_clear_pointer(&t->queued_pixels, g_free);
+    }
+    t->queued_pixels = NULL;
+    t->queued = FALSE;
+    job->tier = t;
+    g_atomic_int_inc(&t->ref);
+    job->enc = g_steal_pointer(&t->enc);
+    job->seq = t->next_seq++;
+    job->flush = flush;
+    job->pixels = pixels;
+    job->origin = origin;
+    job->bitrate = rate ? rate : t->shape.bitrate;
+    job->force_key = !flush && t->key_due && t->key_seq == job->seq;
+    if (job->force_key) {
+        t->key_due = FALSE;
+    }
+    t->encoding = TRUE;
+    g_task_set_task_data(task, job, (GDestroyNotify)job_free);
+    g_task_run_in_thread(task, encode_thread);
+}
+
+void qs_stream_seat_request(QsStreamSeat *seat, gboolean flush, uint8_t *pixels)
+{
+    Tier *t = seat->tier;
+
+    g_return_if_fail(!seat->pending);
+    seat->pending = TRUE;
+    if (ring_get(t, seat->next) && seat->next < t->next_seq) {
+        g_free(pixels);
+        answer_later(seat);
+    } else if (seat->next < t->next_seq) {
+        g_free(pixels);             /* its frame is with the worker */
+    } else if (flush && seat->fresh) {
+        g_free(pixels);             /* nothing of this tier to push out yet */
+        answer_later(seat);
+    } else if (!t->encoding) {
+        g_return_if_fail(flush || pixels);
+        start_encode(t, flush, pixels, seat);
+    } else if (!flush && pixels) {
+        g_free(t->queued_pixels);
+        t->queued_pixels = pixels;
+        t->queued_flush = FALSE;
+        t->queued = TRUE;
+        t->queued_by = seat;
+    } else if (!t->queued) {
+        t->queued = TRUE;
+        t->queued_flush = TRUE;
+        t->queued_by = seat;
+    }
+}

@@ -1,0 +1,84 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* Video encodes shared by the viewers of one console: one encoder per tier, its frames taken in order by every viewer's stream in it. */
+#pragma once
+
+#include <glib.h>
+#include <stdint.h>
+
+#include "encode/qs-video.h"
+
+/*
+ * Viewers whose plans stream the same rectangle with the same codec and
+ * frame rate, at bit rates of the same class (a factor of two), share one
+ * encoder: a tier. Each viewer's stream holds a seat in it. H.264 frames
+ * refer to the ones before, so every seat takes the tier's frames in order:
+ * a seat at the head has its request encoded (from the pixels it read); a
+ * seat behind is given the next frame already made, without an encode.
+ *
+ * A seat starts at the head and its first frame is a keyframe (the tier
+ * forces one), so joining costs the others one keyframe. A seat that falls
+ * more than QS_STREAM_SHARE_RING frames behind goes on alone in a tier of
+ * its own (a keyframe), never to share again in that stream: a viewer that
+ * slow would otherwise cost every other viewer keyframes. A seat whose bit
+ * rate leaves its class moves to that class's tier (a keyframe).
+ *
+ * Each viewer's plan still decides when its stream takes a frame and what
+ * it may cost: a seat behind takes frames as its plan asks, at its own pace.
+ * Everything here runs on the channels' thread; encodes run on workers,
+ * and a seat's answer always comes later from the main context, never
+ * inside the request.
+ */
+
+/* Frames a tier keeps for seats behind the head. */
+#define QS_STREAM_SHARE_RING 8
+
+typedef struct QsStreamShare QsStreamShare;
+typedef struct QsStreamSeat QsStreamSeat;
+
+typedef struct {
+    GBytes *data;               /* the codec frame; NULL when !ok or nothing was due */
+    gboolean flush;             /* an invisible repeat of the frame before it */
+    gboolean ok;                /* FALSE: the codec failed (`error`) */
+    gboolean needs_flush;       /* the codec holds a frame until the next one */
+    gboolean shared;            /* made for another seat: no encode for this one */
+    const char *error;
+} QsSharedFrame;
+
+/* A seat's answer; `frame` and its data are the callee's only during the call. */
+typedef void (*QsStreamSeatFunc)(QsStreamSeat *seat, const QsSharedFrame *frame,
+                                 gpointer data);
+
+/* One per console; its tiers live on while seats hold them. */
+QsStreamShare *qs_stream_share_new(void);
+void qs_stream_share_free(QsStreamShare *share);
+/* Tiers open now, and whether sharing is on (QS_STREAM_SHARE=0 turns it
+ * off: every stream then has an encoder of its own, as for the benchmark's
+ * comparison). */
+guint qs_stream_share_n_tiers(const QsStreamShare *share);
+gboolean qs_stream_share_enabled(void);
+
+typedef struct {
+    QsVideoCodec codec;
+    int32_t x, y;
+    uint32_t width, height;     /* even, within the encoder's bounds */
+    uint32_t fps;
+    uint32_t bitrate;           /* bit/s */
+} QsStreamShape;
+
+QsStreamSeat *qs_stream_seat_new(QsStreamShare *share, const QsStreamShape *shape,
+                                 QsStreamSeatFunc func, gpointer data);
+/* Ends the seat; an answer not given yet never comes. */
+void qs_stream_seat_free(QsStreamSeat *seat);
+
+/* Before each request: follows the plan's `bitrate` (which may move the seat
+ * to another tier) and says whether the seat is at the head, i.e. whether a
+ * frame request must carry the pixels read now. */
+gboolean qs_stream_seat_needs_pixels(QsStreamSeat *seat, uint32_t bitrate);
+
+/* The seat's next frame: a frame (`pixels`, owned, rows of width * 4
+ * bytes, when needs_pixels() said so, else NULL) or a flush. One request
+ * at a time; the answer comes through the seat's func. */
+void qs_stream_seat_request(QsStreamSeat *seat, gboolean flush, uint8_t *pixels);
+
+/* Seats in the seat's tier, itself included. */
+guint qs_stream_seat_peers(const QsStreamSeat *seat);

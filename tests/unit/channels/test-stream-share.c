@@ -1,0 +1,292 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* Unit tests of the shared video encoders: tiers, the order of a seat's frames, keyframes for joiners, falling behind. */
+#include "channels/qs-stream-share.h"
+#include "encode/qs-video.h"
+
+#include <string.h>
+
+#define SIDE 64
+
+typedef struct {
+    guint answers;
+    gboolean shared, flush, ok;
+    GBytes *data;               /* the last frame's */
+} Got;
+
+static void on_frame(QsStreamSeat *seat, const QsSharedFrame *f, gpointer data)
+{
+    Got *g = data;
+
+    (void)seat;
+    g->answers++;
+    g->shared = f->shared;
+    g->flush = f->flush;
+    g->ok = f->ok;
+    g_clear_pointer(&g->data, g_bytes_unref);
+    g->data = f->data ? g_bytes_ref(f->data) : NULL;
+}
+
+static void got_clear(Got *g)
+{
+    g_clear_pointer(&g->data, g_bytes_unref);
+}
+
+static uint8_t *pixels(guint n)
+{
+    uint8_t *p = g_malloc(SIDE * SIDE * 4);
+
+    for (guint i = 0; i < SIDE * SIDE; i++) {
+        p[i * 4] = (uint8_t)(i * 3 + n * 17);
+        p[i * 4 + 1] = (uint8_t)(i / SIDE * 5 + n * 11);
+        p[i * 4 + 2] = (uint8_t)(n * 29);
+        p[i * 4 + 3] = 0;
+    }
+    return p;
+}
+
+/* Runs the main loop until `g` has `n` answers (bounded). */
+static void wait_answers(const Got *g, guint n)
+{
+    gint64 end = g_get_monotonic_time() + 10 * G_USEC_PER_SEC;
+
+    while (g->answers < n && g_get_monotonic_time() < end) {
+        g_main_context_iteration(NULL, FALSE);
+        g_usleep(500);
+    }
+    g_assert_cmpuint(g->answers, ==, n);
+}
+
+/* An H.264 IDR slice (NAL type 5) in the Annex-B access unit? */
+static gboolean has_idr(GBytes *b)
+{
+    gsize n;
+    const uint8_t *p = g_bytes_get_data(b, &n);
+
+    for (gsize i = 0; i + 3 < n; i++) {
+        if (p[i] == 0 && p[i + 1] == 0 && p[i + 2] == 1 && (p[i + 3] & 0x1f) == 5) {
+            return TRUE;
+        }
+    }
+    return FALSE;
+}
+
+static const QsStreamShape lan = { QS_VIDEO_CODEC_H264, 10, 20, SIDE, SIDE, 25, 8000000 };
+
+/* The head's request is encoded once; the seat behind gets those bytes. */
+static void ask(QsStreamSeat *seat, guint n, uint32_t bitrate)
+{
+    gboolean head = qs_stream_seat_needs_pixels(seat, bitrate);
+
+    qs_stream_seat_request(seat, FALSE, head ? pixels(n) : NULL);
+}
+
+static void test_two_viewers_one_encoder(void)
+{
+    QsStreamShare *share = qs_stream_share_new();
+    guint base = qs_video_encoders_alive();
+    Got a = { 0 }, b = { 0 };
+    QsStreamSeat *sa = qs_stream_seat_new(share, &lan, on_frame, &a);
+    QsStreamSeat *sb = qs_stream_seat_new(share, &lan, on_frame, &b);
+
+    g_assert_cmpuint(qs_stream_share_n_tiers(share), ==, 1);
+    g_assert_cmpuint(qs_stream_seat_peers(sa), ==, 2);
+    /* A at the head reads pixels; B's first frame is A's (in flight). */
+    g_assert_true(qs_stream_seat_needs_pixels(sa, lan.bitrate));
+    qs_stream_seat_request(sa, FALSE, pixels(0));
+    g_assert_false(qs_stream_seat_needs_pixels(sb, lan.bitrate));
+    qs_stream_seat_request(sb, FALSE, NULL);
+    g_assert_cmpuint(a.answers + b.answers, ==, 0);     /* never inside the request */
+    wait_answers(&a, 1);
+    wait_answers(&b, 1);
+    g_assert_true(a.ok && b.ok && !a.shared && b.shared);
+    g_assert_true(has_idr(a.data));
+    g_assert_true(g_bytes_equal(a.data, b.data));
+    g_assert_cmpuint(qs_video_encoders_alive(), ==, base + 1);
+
+    /* A runs three frames ahead; B takes them in order, each A's bytes. */
+    for (guint i = 1; i <= 3; i++) {
+        ask(sa, i, lan.bitrate);
+        wait_answers(&a, 1 + i);
+    }
+    for (guint i = 1; i <= 3; i++) {
+        g_autoptr(GBytes) want = NULL;
+
+        g_assert_false(qs_stream_seat_needs_pixels(sb, lan.bitrate));
+        qs_stream_seat_request(sb, FALSE, NULL);
+        wait_answers(&b, 1 + i);
+        g_assert_true(b.shared && !b.flush);
+        want = g_bytes_ref(b.data);
+        g_assert_false(has_idr(want));
+    }
+    g_assert_true(g_bytes_equal(a.data, b.data));       /* both at frame 3 */
+    g_assert_true(qs_stream_seat_needs_pixels(sb, lan.bitrate));   /* B at the head now */
+    qs_stream_seat_free(sa);
+    qs_stream_seat_free(sb);
+    g_assert_cmpuint(qs_stream_share_n_tiers(share), ==, 0);
+    g_assert_cmpuint(qs_video_encoders_alive(), ==, base);
+    qs_stream_share_free(share);
+    got_clear(&a);
+    got_clear(&b);
+}
+
+/* A viewer that joins a running tier starts with a keyframe, and the
+ * others get it too; a flush asked before it has any frame is answered
+ * without an encode. */
+static void test_joiner_gets_keyframe(void)
+{
+    QsStreamShare *share = qs_stream_share_new();
+    Got a = { 0 }, b = { 0 };
+    QsStreamSeat *sa = qs_stream_seat_new(share, &lan, on_frame, &a);
+    QsStreamSeat *sb;
+
+    for (guint i = 0; i < 3; i++) {
+        ask(sa, i, lan.bitrate);
+        wait_answers(&a, i + 1);
+    }
+    g_assert_false(has_idr(a.data));
+    sb = qs_stream_seat_new(share, &lan, on_frame, &b);
+    qs_stream_seat_needs_pixels(sb, lan.bitrate);
+    qs_stream_seat_request(sb, TRUE, NULL);
+    wait_answers(&b, 1);
+    g_assert_true(b.ok && b.flush && !b.data);
+    /* B's first real frame, from its own read: a keyframe A gets too. */
+    g_assert_true(qs_stream_seat_needs_pixels(sb, lan.bitrate));
+    qs_stream_seat_request(sb, FALSE, pixels(9));
+    wait_answers(&b, 2);
+    g_assert_true(has_idr(b.data) && !b.shared);
+    ask(sa, 10, lan.bitrate);
+    wait_answers(&a, 4);
+    g_assert_true(a.shared && g_bytes_equal(a.data, b.data));
+    qs_stream_seat_free(sa);
+    qs_stream_seat_free(sb);
+    qs_stream_share_free(share);
+    got_clear(&a);
+    got_clear(&b);
+}
+
+/* A seat more than the ring behind goes on alone, with a keyframe. */
+static void test_behind_goes_solo(void)
+{
+    QsStreamShare *share = qs_stream_share_new();
+    guint base = qs_video_encoders_alive();
+    Got a = { 0 }, b = { 0 };
+    QsStreamSeat *sa = qs_stream_seat_new(share, &lan, on_frame, &a);
+    QsStreamSeat *sb = qs_stream_seat_new(share, &lan, on_frame, &b);
+
+    for (guint i = 0; i < QS_STREAM_SHARE_RING + 2; i++) {
+        ask(sa, i, lan.bitrate);
+        wait_answers(&a, i + 1);
+    }
+    g_assert_true(qs_stream_seat_needs_pixels(sb, lan.bitrate));
+    g_assert_cmpuint(qs_stream_seat_peers(sb), ==, 1);
+    g_assert_cmpuint(qs_stream_seat_peers(sa), ==, 1);
+    g_assert_cmpuint(qs_stream_share_n_tiers(share), ==, 2);
+    qs_stream_seat_request(sb, FALSE, pixels(50));
+    wait_answers(&b, 1);
+    g_assert_true(has_idr(b.data) && !b.shared);
+    g_assert_cmpuint(qs_video_encoders_alive(), ==, base + 2);
+    /* Its tier stays its own: a new viewer joins A's. */
+    {
+        Got c = { 0 };
+        QsStreamSeat *sc = qs_stream_seat_new(share, &lan, on_frame, &c);
+
+        g_assert_cmpuint(qs_stream_seat_peers(sa), ==, 2);
+        qs_stream_seat_free(sc);
+    }
+    qs_stream_seat_free(sa);
+    qs_stream_seat_free(sb);
+    qs_stream_share_free(share);
+    got_clear(&a);
+    got_clear(&b);
+}
+
+/* Other rate classes, rectangles or codecs do not share; a seat whose rate
+ * leaves its class moves; QS_STREAM_SHARE=0 shares nothing. */
+static void test_tiers_apart(void)
+{
+    QsStreamShare *share = qs_stream_share_new();
+    QsStreamShape slow = lan, moved = lan, mjpeg = lan;
+    Got g[4] = { 0 };
+    QsStreamSeat *s[4];
+
+    slow.bitrate = 1000000;
+    moved.x += 2;
+    mjpeg.codec = QS_VIDEO_CODEC_MJPEG;
+    s[0] = qs_stream_seat_new(share, &lan, on_frame, &g[0]);
+    s[1] = qs_stream_seat_new(share, &slow, on_frame, &g[1]);
+    s[2] = qs_stream_seat_new(share, &moved, on_frame, &g[2]);
+    s[3] = qs_stream_seat_new(share, &mjpeg, on_frame, &g[3]);
+    g_assert_cmpuint(qs_stream_share_n_tiers(share), ==, 4);
+    qs_stream_seat_free(s[2]);
+    qs_stream_seat_free(s[3]);
+    /* 8 Mbit/s -> 0.95 Mbit/s: s[0] moves to s[1]'s class (1 Mbit/s). */
+    g_assert_true(qs_stream_seat_needs_pixels(s[0], 950000));
+    g_assert_cmpuint(qs_stream_seat_peers(s[1]), ==, 2);
+    qs_stream_seat_free(s[0]);
+    qs_stream_seat_free(s[1]);
+    g_assert_cmpuint(qs_stream_share_n_tiers(share), ==, 0);
+
+    /* Sharing at 8 Mbit/s: 9 Mbit/s is the next class but within half a
+     * class of this one, so the seat stays; 12 Mbit/s moves it. */
+    s[0] = qs_stream_seat_new(share, &lan, on_frame, &g[0]);
+    s[1] = qs_stream_seat_new(share, &lan, on_frame, &g[1]);
+    qs_stream_seat_needs_pixels(s[0], 9000000);
+    g_assert_cmpuint(qs_stream_seat_peers(s[1]), ==, 2);
+    qs_stream_seat_needs_pixels(s[0], 12000000);
+    g_assert_cmpuint(qs_stream_seat_peers(s[1]), ==, 1);
+    g_assert_cmpuint(qs_stream_share_n_tiers(share), ==, 2);
+    /* Two viewers alone in tiers of one class come together. */
+    qs_stream_seat_needs_pixels(s[1], 12000000);
+    g_assert_cmpuint(qs_stream_seat_peers(s[0]), ==, 2);
+    g_assert_cmpuint(qs_stream_share_n_tiers(share), ==, 1);
+    qs_stream_seat_free(s[0]);
+    qs_stream_seat_free(s[1]);
+
+    g_setenv("QS_STREAM_SHARE", "0", TRUE);
+    s[0] = qs_stream_seat_new(share, &lan, on_frame, &g[0]);
+    s[1] = qs_stream_seat_new(share, &lan, on_frame, &g[1]);
+    g_assert_cmpuint(qs_stream_seat_peers(s[0]), ==, 1);
+    qs_stream_seat_free(s[0]);
+    qs_stream_seat_free(s[1]);
+    g_unsetenv("QS_STREAM_SHARE");
+    qs_stream_share_free(share);
+}
+
+/* A seat freed while its frame is encoding is never answered; the tier and
+ * its encoder go when the worker is done. A tier outlives its share. */
+static void test_free_while_encoding(void)
+{
+    QsStreamShare *share = qs_stream_share_new();
+    guint base = qs_video_encoders_alive();
+    Got a = { 0 };
+    QsStreamSeat *sa = qs_stream_seat_new(share, &lan, on_frame, &a);
+    gint64 end;
+
+    ask(sa, 0, lan.bitrate);
+    qs_stream_share_free(share);
+    qs_stream_seat_free(sa);
+    /* The worker makes the encoder, encodes, hands both back. */
+    for (int i = 0; i < 500; i++) {
+        g_main_context_iteration(NULL, FALSE);
+        g_usleep(1000);
+    }
+    end = g_get_monotonic_time() + 10 * G_USEC_PER_SEC;
+    while (qs_video_encoders_alive() != base && g_get_monotonic_time() < end) {
+        g_main_context_iteration(NULL, FALSE);
+        g_usleep(1000);
+    }
+    g_assert_cmpuint(qs_video_encoders_alive(), ==, base);
+    g_assert_cmpuint(a.answers, ==, 0);
+}
+
+int main(int argc, char **argv)
+{
+    g_test_init(&argc, &argv, NULL);
+    g_test_add_func("/channels/stream-share/two-viewers-one-encoder",
+                    test_two_viewers_one_encoder);
+    g_test_add_func("/channels/stream-share/joiner-keyframe", test_joiner_gets_keyframe);
+    g_test_add_func("/channels/stream-share/behind-goes-solo", test_behind_goes_solo);
+    g_test_add_func("/channels/stream-share/tiers-apart", test_tiers_apart);
+    g_test_add_func("/channels/stream-share/free-while-encoding", test_free_while_encoding);
+    return g_test_run();
+}
