@@ -48,6 +48,7 @@ struct QsStreamSeat {
     gboolean fresh;             /* no keyframe of this tier yet */
     gboolean pending;           /* a request waits for its answer */
     uint32_t bitrate;
+    int64_t caught_up_us;       /* when it last jumped to the head */
     GSource *answer;            /* an answer from the ring, on its way */
     QsStreamSeatFunc func;
     gpointer data;
@@ -267,14 +268,25 @@ gboolean qs_stream_seat_needs_pixels(QsStreamSeat *seat, uint32_t bitrate)
                           ? t->next_seq - QS_STREAM_SHARE_RING - (t->encoding ? 1 : 0)
                           : 1;
 
+    int64_t now = g_get_monotonic_time();
+
     g_return_val_if_fail(!seat->pending, FALSE);
     seat->bitrate = bitrate;
     if (seat->next < oldest && t->seats->len == 1) {
         seat_restart(seat);     /* the others left it behind, then left */
-    } else if (seat->next < oldest) {
+    } else if (t->seats->len > 1 && t->next_seq - seat->next > QS_STREAM_SHARE_CATCH_UP &&
+               now - seat->caught_up_us >= QS_STREAM_SHARE_CATCH_UP_GAP_US) {
+        /* Behind: it jumps to the head, where a keyframe lets it start
+         * again, rather than show old frames. */
+        g_debug("display: a viewer %" G_GUINT64_FORMAT " frames behind its shared stream "
+                "catches up at a keyframe", t->next_seq - seat->next);
+        seat->caught_up_us = now;
+        seat_restart(seat);
+    } else if (seat->next < oldest ||
+               (t->seats->len > 1 && t->next_seq - seat->next > QS_STREAM_SHARE_CATCH_UP)) {
         g_message("display: a viewer fell %" G_GUINT64_FORMAT
-                  " frames behind its shared stream; it goes on with an encoder of its own",
-                  t->next_seq - seat->next);
+                  " frames behind its shared stream again; it goes on with an encoder of its "
+                  "own", t->next_seq - seat->next);
         seat_move(seat, NULL, TRUE);
     } else if (!t->solo) {
         QsStreamShape shape = t->shape;

@@ -16,11 +16,13 @@
  * seat behind is given the next frame already made, without an encode.
  *
  * A seat starts at the head and its first frame is a keyframe (the tier
- * forces one), so joining costs the others one keyframe. A seat that falls
- * more than QS_STREAM_SHARE_RING frames behind goes on alone in a tier of
- * its own (a keyframe), never to share again in that stream: a viewer that
- * slow would otherwise cost every other viewer keyframes. A seat whose bit
- * rate leaves its class moves to that class's tier (a keyframe).
+ * forces one), so joining costs the others one keyframe. A seat more than
+ * QS_STREAM_SHARE_CATCH_UP frames behind jumps to the head and starts again
+ * at a keyframe (old frames would only show the past); one that falls
+ * behind again within QS_STREAM_SHARE_CATCH_UP_GAP_US goes on alone in a
+ * tier of its own, never to share again in that stream: a viewer that slow
+ * would otherwise cost every other viewer keyframes. A seat whose bit rate
+ * leaves its class moves to that class's tier (a keyframe).
  *
  * Each viewer's plan still decides when its stream takes a frame and what
  * it may cost: a seat behind takes frames as its plan asks, at its own pace.
@@ -31,6 +33,10 @@
 
 /* Frames a tier keeps for seats behind the head. */
 #define QS_STREAM_SHARE_RING 8
+/* Frames a seat may fall behind before it catches up at a keyframe, and
+ * how soon after one catch-up another sends it off alone. */
+#define QS_STREAM_SHARE_CATCH_UP 4
+#define QS_STREAM_SHARE_CATCH_UP_GAP_US (2 * G_USEC_PER_SEC)
 
 typedef struct QsStreamShare QsStreamShare;
 typedef struct QsStreamSeat QsStreamSeat;

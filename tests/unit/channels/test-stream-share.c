@@ -164,25 +164,42 @@ static void test_joiner_gets_keyframe(void)
     got_clear(&b);
 }
 
-/* A seat more than the ring behind goes on alone, with a keyframe. */
-static void test_behind_goes_solo(void)
+/* A seat more than QS_STREAM_SHARE_CATCH_UP frames behind jumps to the
+ * head and starts again at a keyframe (everyone gets it); behind again
+ * soon after, it goes on alone. */
+static void test_behind_catches_up_then_goes_solo(void)
 {
     QsStreamShare *share = qs_stream_share_new();
     guint base = qs_video_encoders_alive();
     Got a = { 0 }, b = { 0 };
     QsStreamSeat *sa = qs_stream_seat_new(share, &lan, on_frame, &a);
     QsStreamSeat *sb = qs_stream_seat_new(share, &lan, on_frame, &b);
+    guint n = 0;
 
-    for (guint i = 0; i < QS_STREAM_SHARE_RING + 2; i++) {
-        ask(sa, i, lan.bitrate);
-        wait_answers(&a, i + 1);
+    for (guint i = 0; i < QS_STREAM_SHARE_CATCH_UP + 2; i++, n++) {
+        ask(sa, n, lan.bitrate);
+        wait_answers(&a, n + 1);
     }
-    g_assert_true(qs_stream_seat_needs_pixels(sb, lan.bitrate));
+    g_assert_true(qs_stream_seat_needs_pixels(sb, lan.bitrate));   /* caught up */
+    g_assert_cmpuint(qs_stream_seat_peers(sb), ==, 2);
+    qs_stream_seat_request(sb, FALSE, pixels(50));
+    wait_answers(&b, 1);
+    g_assert_true(has_idr(b.data) && !b.shared);
+    ask(sa, n++, lan.bitrate);                      /* A takes B's keyframe */
+    wait_answers(&a, n);
+    g_assert_true(a.shared && has_idr(a.data));
+    g_assert_cmpuint(qs_video_encoders_alive(), ==, base + 1);
+
+    for (guint i = 0; i < QS_STREAM_SHARE_CATCH_UP + 2; i++, n++) {
+        ask(sa, n, lan.bitrate);
+        wait_answers(&a, n + 1);
+    }
+    g_assert_true(qs_stream_seat_needs_pixels(sb, lan.bitrate));   /* alone now */
     g_assert_cmpuint(qs_stream_seat_peers(sb), ==, 1);
     g_assert_cmpuint(qs_stream_seat_peers(sa), ==, 1);
     g_assert_cmpuint(qs_stream_share_n_tiers(share), ==, 2);
-    qs_stream_seat_request(sb, FALSE, pixels(50));
-    wait_answers(&b, 1);
+    qs_stream_seat_request(sb, FALSE, pixels(60));
+    wait_answers(&b, 2);
     g_assert_true(has_idr(b.data) && !b.shared);
     g_assert_cmpuint(qs_video_encoders_alive(), ==, base + 2);
     /* Its tier stays its own: a new viewer joins A's. */
@@ -285,7 +302,8 @@ int main(int argc, char **argv)
     g_test_add_func("/channels/stream-share/two-viewers-one-encoder",
                     test_two_viewers_one_encoder);
     g_test_add_func("/channels/stream-share/joiner-keyframe", test_joiner_gets_keyframe);
-    g_test_add_func("/channels/stream-share/behind-goes-solo", test_behind_goes_solo);
+    g_test_add_func("/channels/stream-share/behind-catches-up-then-solo",
+                    test_behind_catches_up_then_goes_solo);
     g_test_add_func("/channels/stream-share/tiers-apart", test_tiers_apart);
     g_test_add_func("/channels/stream-share/free-while-encoding", test_free_while_encoding);
     return g_test_run();
