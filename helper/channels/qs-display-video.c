@@ -16,6 +16,8 @@ typedef struct {
     QsVideoEncoder *enc;        /* NULL: create on the worker */
     QsVideoCodec codec;
     uint32_t width, height, fps, bitrate;
+    int quality;                /* the plan's target; bitrate is then its ceiling */
+    int64_t pts_us;             /* when the pixels were read */
     uint8_t *pixels;            /* owned copy, NULL for a flush */
     uint32_t est_bytes;
     QsVideoFrame frame;
@@ -122,15 +124,15 @@ static void encode_thread(GTask *task, gpointer source, gpointer data, GCancella
     (void)c;
     if (!job->enc) {
         job->enc = qs_video_encoder_new(job->codec, job->width, job->height, job->fps,
-                                        job->bitrate, &job->error);
+                                        job->bitrate, job->quality, &job->error);
         if (!job->enc) {
             g_task_return_boolean(task, FALSE);
             return;
         }
     }
     if (job->pixels) {
-        ok = qs_video_encoder_encode(job->enc, job->pixels, (size_t)job->width * 4,
-                                     FALSE, &job->frame, &job->error);
+        ok = qs_video_encoder_encode_at(job->enc, job->pixels, (size_t)job->width * 4,
+                                        job->pts_us, FALSE, &job->frame, &job->error);
     } else {
         ok = qs_video_encoder_flush(job->enc, &job->frame, &job->error);
     }
@@ -220,6 +222,8 @@ void qs_display_video_encode(QsDisplayChannel *dc, const QsPlanAction *a, int64_
     job->height = (uint32_t)a->rect.height;
     job->fps = a->fps;
     job->bitrate = a->bitrate;
+    job->quality = a->quality;
+    job->pts_us = a->pts_us;
     job->pixels = g_steal_pointer(&pixels);
     job->est_bytes = a->est_bytes;
     if (job->enc && a->bitrate != v->bitrate) {

@@ -8,6 +8,8 @@
  * and the bounds before any backend function runs. */
 typedef struct {
     gboolean (*init)(QsVideoEncoder *enc, GError **error);
+    /* enc->pts_us is the frame's time, enc->prev_pts_us the previous
+     * frame's (pts_us - 1e6 / fps before the first). */
     gboolean (*encode)(QsVideoEncoder *enc, const uint8_t *pixels, size_t stride,
                        gboolean force_keyframe, QsVideoFrame *frame,
                        GError **error);
@@ -21,7 +23,10 @@ struct QsVideoEncoder {
     const QsVideoBackend *backend;
     QsVideoCodec codec;
     uint32_t width, height, fps;
-    uint32_t bitrate;           /* bit/s, within the bounds */
+    uint32_t bitrate;           /* bit/s, within the bounds: target, or ceiling */
+    int quality;                /* 0: the bit rate is the target */
+    int64_t first_pts_us;       /* the first frame's time */
+    int64_t pts_us, prev_pts_us;    /* this frame's and the one before, from first */
     uint64_t frames;            /* encoded so far */
     void *priv;
 };

@@ -14,7 +14,8 @@ static uint32_t clamp_bitrate(uint32_t bps)
 
 QsVideoEncoder *qs_video_encoder_new(QsVideoCodec codec, uint32_t width,
                                      uint32_t height, uint32_t fps,
-                                     uint32_t bitrate_bps, GError **error)
+                                     uint32_t bitrate_bps, int quality,
+                                     GError **error)
 {
     const QsVideoBackend *backend;
     QsVideoEncoder *enc;
@@ -45,6 +46,14 @@ QsVideoEncoder *qs_video_encoder_new(QsVideoCodec codec, uint32_t width,
         return NULL;
     }
 
+    if (quality < 0 || quality > (codec == QS_VIDEO_CODEC_H264 ? 51 : QS_VIDEO_MAX_QUALITY)) {
+        g_set_error(error, QS_VIDEO_ERROR, QS_VIDEO_ERROR_INVALID,
+                    "video quality %d is not 0..%d for %s", quality,
+                    codec == QS_VIDEO_CODEC_H264 ? 51 : QS_VIDEO_MAX_QUALITY,
+                    qs_video_codec_name(codec));
+        return NULL;
+    }
+
     enc = g_new0(QsVideoEncoder, 1);
     enc->backend = backend;
     enc->codec = codec;
@@ -52,6 +61,7 @@ QsVideoEncoder *qs_video_encoder_new(QsVideoCodec codec, uint32_t width,
     enc->height = height;
     enc->fps = fps;
     enc->bitrate = clamp_bitrate(bitrate_bps);
+    enc->quality = quality;
     if (!backend->init(enc, error)) {
         g_free(enc);
         return NULL;
@@ -75,19 +85,47 @@ void qs_video_encoder_free(QsVideoEncoder *enc)
     g_atomic_int_add(&encoders_alive, -1);
 }
 
-gboolean qs_video_encoder_encode(QsVideoEncoder *enc, const uint8_t *pixels,
-                                 size_t stride, gboolean force_keyframe,
-                                 QsVideoFrame *frame, GError **error)
+gboolean qs_video_encoder_encode_at(QsVideoEncoder *enc, const uint8_t *pixels,
+                                    size_t stride, int64_t pts_us,
+                                    gboolean force_keyframe, QsVideoFrame *frame,
+                                    GError **error)
 {
+    int64_t interval = G_USEC_PER_SEC / enc->fps;
+    int64_t prev = enc->pts_us, prev_prev = enc->prev_pts_us;
+
     g_return_val_if_fail(enc && pixels && frame, FALSE);
     g_return_val_if_fail(stride >= (size_t)enc->width * 4, FALSE);
 
+    if (enc->frames == 0) {
+        enc->first_pts_us = pts_us;
+        enc->pts_us = 0;
+        enc->prev_pts_us = -interval;
+    } else {
+        /* Times are kept from the first frame: x264's must grow strictly. */
+        enc->prev_pts_us = enc->pts_us;
+        enc->pts_us = MAX(pts_us - enc->first_pts_us, enc->pts_us + 1);
+    }
     if (!enc->backend->encode(enc, pixels, stride,
                               force_keyframe || enc->frames == 0, frame, error)) {
+        if (enc->frames) {
+            enc->pts_us = prev;
+            enc->prev_pts_us = prev_prev;
+        }
         return FALSE;
     }
     enc->frames++;
     return TRUE;
+}
+
+gboolean qs_video_encoder_encode(QsVideoEncoder *enc, const uint8_t *pixels,
+                                 size_t stride, gboolean force_keyframe,
+                                 QsVideoFrame *frame, GError **error)
+{
+    g_return_val_if_fail(enc, FALSE);
+    return qs_video_encoder_encode_at(enc, pixels, stride,
+                                      enc->first_pts_us + (int64_t)enc->frames *
+                                          G_USEC_PER_SEC / enc->fps,
+                                      force_keyframe, frame, error);
 }
 
 gboolean qs_video_encoder_needs_flush(const QsVideoEncoder *enc)
@@ -105,7 +143,11 @@ gboolean qs_video_encoder_flush(QsVideoEncoder *enc, QsVideoFrame *frame,
                     "nothing to flush");
         return FALSE;
     }
+    /* The scheduler sends a flush one frame interval after the frame. */
+    enc->prev_pts_us = enc->pts_us;
+    enc->pts_us += G_USEC_PER_SEC / enc->fps;
     if (!enc->backend->flush(enc, frame, error)) {
+        enc->pts_us = enc->prev_pts_us;
         return FALSE;
     }
     enc->frames++;
@@ -125,6 +167,11 @@ void qs_video_encoder_set_bitrate(QsVideoEncoder *enc, uint32_t bitrate_bps)
 uint32_t qs_video_encoder_get_bitrate(const QsVideoEncoder *enc)
 {
     return enc->bitrate;
+}
+
+int qs_video_encoder_get_quality(const QsVideoEncoder *enc)
+{
+    return enc->quality;
 }
 
 QsVideoCodec qs_video_encoder_get_codec(const QsVideoEncoder *enc)

@@ -84,7 +84,7 @@ static void test_h264_live(void)
     g_autofree char *dir = g_dir_make_tmp("qs-live-XXXXXX", NULL);
     g_autoptr(GError) error = NULL;
     g_autoptr(QsVideoEncoder) enc = qs_video_encoder_new(QS_VIDEO_CODEC_H264, W, H,
-                                                         30, 2000000, &error);
+                                                         30, 2000000, 0, &error);
     g_autoptr(GPtrArray) aus = g_ptr_array_new_with_free_func((GDestroyNotify)g_bytes_unref);
     g_autofree uint8_t *buf = g_malloc(STRIDE * H);
     GRand *rand = g_rand_new_with_seed(3);
@@ -169,7 +169,7 @@ static double cpu_now(void)
 static void bench_one(QsVideoCodec codec, VtContent content, uint32_t bitrate,
                       const char *dir)
 {
-    g_autoptr(QsVideoEncoder) enc = qs_video_encoder_new(codec, BW, BH, 30, bitrate,
+    g_autoptr(QsVideoEncoder) enc = qs_video_encoder_new(codec, BW, BH, 30, bitrate, 0,
                                                          NULL);
     g_autofree uint8_t *buf = g_malloc(BW * 4 * BH);
     g_autofree uint8_t *ys = g_malloc((size_t)BW * BH * BFRAMES);
