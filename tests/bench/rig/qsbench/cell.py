@@ -184,7 +184,8 @@ def run_cell(vm, profile, link_mode, opts, cell_dir):
     rec["keybox"], rec["activity_rect"] = keybox, activity
     mid_png = os.path.join(cell_dir, "mid.png")
     frozen_png = os.path.join(cell_dir, "frozen.png")
-    for p in (mid_png, frozen_png):
+    for p in (mid_png, frozen_png, os.path.join(cell_dir, STILL_PNG),
+              os.path.join(cell_dir, STILL_GO)):
         if os.path.exists(p):
             os.unlink(p)
     for pid in vm.pids().values():
@@ -217,8 +218,24 @@ def run_cell(vm, profile, link_mode, opts, cell_dir):
         rec["helper_exit"] = vm.helper.returncode
     rec["load_end"] = measure.loadavg()
     _score_images(rec, mid_png, frozen_png, os.path.join(cell_dir, "reference.png"),
-                  keybox, activity)
+                  keybox, activity, os.path.join(cell_dir, STILL_PNG))
     return rec
+
+
+# The picture-quality measure: the client's screenshot STILL_MS + RTT/2
+# after the guest was stopped, scored inside the activity rectangle against
+# qemu's screendump (the lossless reference of that same frozen frame). By
+# then the last frame the guest drew has reached the client as the stream
+# showed it (at most one frame interval, 33 ms, plus its encode and its
+# serialisation on the link), and the servers have not yet replaced it with
+# the lossless picture: qemu-spice ends a still stream 300 ms after the last
+# change (QS_PLAN_STREAM_END_US), spice-server later. A frame that needs
+# more than STILL_MS on the link (heavy, 2 Mbit/s) may still be on its
+# way: the score then compares an older frame and says so by a low PSNR.
+STILL_MS = 150
+STILL_PNG = "still.png"
+STILL_GO = "still.go"          # created by the rig when the client is to take it
+STILL_WAIT_MS = 60000          # the client's bound on that wait (the cell's own is shorter)
 
 
 def _drive_client(vm, link, relay, opts, rec, profile, keybox, mid_png, frozen_png,
@@ -230,6 +247,8 @@ def _drive_client(vm, link, relay, opts, rec, profile, keybox, mid_png, frozen_p
         "--count", opts.presses + 1, "--interval", opts.interval_ms,
         "--sample-timeout", PROBE_TIMEOUT_MS,
         "sleep", opts.warmup_ms, "keylat", "screenshot", mid_png,
+        "wait-file", os.path.join(cell_dir, STILL_GO), STILL_WAIT_MS,
+        "screenshot", os.path.join(cell_dir, STILL_PNG),
         "sleep", freeze_ms, "screenshot", frozen_png])
     rec["client_argv"] = argv
     err = open(os.path.join(cell_dir, "client.stderr"), "wb")
@@ -278,7 +297,7 @@ def _drive_client(vm, link, relay, opts, rec, profile, keybox, mid_png, frozen_p
                 cpu.stop()
                 snap1 = relay.snapshot()
                 rec["client_summary"] = obj
-                _freeze(vm, relay, client, rec, mid_png, cell_dir, deadline)
+                _freeze(vm, relay, client, rec, mid_png, cell_dir, deadline, profile)
     except CellFailed as e:
         rec["failure"] = str(e)
     finally:
@@ -315,8 +334,9 @@ def _drive_client(vm, link, relay, opts, rec, profile, keybox, mid_png, frozen_p
         }
 
 
-def _freeze(vm, relay, client, rec, mid_png, cell_dir, deadline):
-    """Stop the guest once the mid-animation screenshot exists, take qemu's
+def _freeze(vm, relay, client, rec, mid_png, cell_dir, deadline, profile):
+    """Stop the guest once the mid-animation screenshot exists, have the
+    client take its still screenshot STILL_MS + RTT/2 later, take qemu's
     screendump as the lossless reference, and watch the display connection
     until the client has taken its frozen screenshot."""
     while not os.path.exists(mid_png):
@@ -325,6 +345,11 @@ def _freeze(vm, relay, client, rec, mid_png, cell_dir, deadline):
         time.sleep(0.02)
     t_stop = time.monotonic()
     vm.q.stop()
+    go = threading.Timer((STILL_MS + profile.rtt_ms / 2) / 1000.0,
+                         lambda: open(os.path.join(cell_dir, STILL_GO), "w").close())
+    go.daemon = True
+    go.start()
+    rec["still_after_stop_ms"] = STILL_MS + profile.rtt_ms / 2
     first = relay.snapshot(timeout=2.0)
     w, h, data = vm.q.screendump()
     from PIL import Image
@@ -370,10 +395,12 @@ def settle_from_trace(trace, end_s):
     return last, settled
 
 
-def _score_images(rec, mid_png, frozen_png, ref_png, keybox, activity):
+def _score_images(rec, mid_png, frozen_png, ref_png, keybox, activity, still_png):
     if not os.path.exists(ref_png):
         return
     ref = measure.load_rgb(ref_png)
+    if os.path.exists(still_png):
+        rec["still"] = measure.compare_inside(measure.load_rgb(still_png), ref, activity)
     if os.path.exists(mid_png):
         rec["mid"] = measure.compare(measure.load_rgb(mid_png), ref, [keybox, activity])
     if os.path.exists(frozen_png):

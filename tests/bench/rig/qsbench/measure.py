@@ -118,6 +118,16 @@ def ssim(a, b, mask, k=8):
     return float(s[inside].mean()) if inside.any() else None
 
 
+def compare_inside(client, reference, rect):
+    """compare() inside one (x, y, w, h) rect only: the activity's picture
+    quality. PSNR over R, G and B is the headline (docs/performance.md says
+    why), SSIM beside it."""
+    if client.shape != reference.shape:
+        return compare(client, reference, [])
+    x, y, w, h = rect
+    return compare(client[y:y + h, x:x + w], reference[y:y + h, x:x + w], [])
+
+
 def compare(client, reference, exclude):
     """Pixels differing, PSNR and SSIM of client against reference outside exclude."""
     if client.shape != reference.shape:
