@@ -17,7 +17,7 @@ typedef struct {
     QsVideoCodec codec;
     uint32_t width, height, fps, bitrate;
     int quality;                /* the plan's target; bitrate is then its ceiling */
-    int64_t pts_us;             /* when the pixels were read */
+    int64_t source_interval_us; /* qemu's frame interval over the stream */
     uint8_t *pixels;            /* owned copy, NULL for a flush */
     uint32_t est_bytes;
     QsVideoFrame frame;
@@ -131,8 +131,9 @@ static void encode_thread(GTask *task, gpointer source, gpointer data, GCancella
         }
     }
     if (job->pixels) {
-        ok = qs_video_encoder_encode_at(job->enc, job->pixels, (size_t)job->width * 4,
-                                        job->pts_us, FALSE, &job->frame, &job->error);
+        qs_video_encoder_set_source_interval(job->enc, job->source_interval_us);
+        ok = qs_video_encoder_encode(job->enc, job->pixels, (size_t)job->width * 4,
+                                     FALSE, &job->frame, &job->error);
     } else {
         ok = qs_video_encoder_flush(job->enc, &job->frame, &job->error);
     }
@@ -223,7 +224,7 @@ void qs_display_video_encode(QsDisplayChannel *dc, const QsPlanAction *a, int64_
     job->fps = a->fps;
     job->bitrate = a->bitrate;
     job->quality = a->quality;
-    job->pts_us = a->pts_us;
+    job->source_interval_us = a->source_interval_us;
     job->pixels = g_steal_pointer(&pixels);
     job->est_bytes = a->est_bytes;
     if (job->enc && a->bitrate != v->bitrate) {

@@ -14,8 +14,8 @@
  * mjpeg-encoder does with {20..80} (§8.2). Frames stay 4:2:0: 4:4:4 only
  * pays off for still text, which is not streamed.
  * With a quality target the ladder stops there, and the budget is the bit
- * rate (then a ceiling) over the time since the previous frame: frames come
- * at qemu's rate, not at the nominal fps.
+ * rate (then a ceiling) over the source's frame interval: frames come at
+ * qemu's rate, not at the nominal fps.
  */
 
 static const int quality_ladder[] = { 10, 20, 30, 40, 50, 60, 70, 80, 85 };
@@ -61,9 +61,9 @@ static gboolean mjpeg_encode(QsVideoEncoder *enc, const uint8_t *pixels,
     QsMjpeg *m = enc->priv;
     QsPixelRect rect = { pixels, stride, enc->width, enc->height };
     GByteArray *out = g_byte_array_new();
-    /* The previous frame's time on the link, at most 4 nominal intervals
-     * (a frame after a pause must not take the link for a second). */
-    int64_t dt = CLAMP(enc->pts_us - enc->prev_pts_us, 1, 4 * G_USEC_PER_SEC / enc->fps);
+    /* The source's interval, 1 to 4 nominal ones (qs-video.h). */
+    int64_t nominal = G_USEC_PER_SEC / enc->fps;
+    int64_t dt = CLAMP(enc->source_interval_us, nominal, 4 * nominal);
     uint64_t budget = enc->quality ? (uint64_t)enc->bitrate * (uint64_t)dt / 8u / G_USEC_PER_SEC
                                    : enc->bitrate / 8u / enc->fps;
     int top = enc->quality ? enc->quality : QS_VIDEO_MAX_QUALITY;

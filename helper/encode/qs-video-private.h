@@ -8,8 +8,6 @@
  * and the bounds before any backend function runs. */
 typedef struct {
     gboolean (*init)(QsVideoEncoder *enc, GError **error);
-    /* enc->pts_us is the frame's time, enc->prev_pts_us the previous
-     * frame's (pts_us - 1e6 / fps before the first). */
     gboolean (*encode)(QsVideoEncoder *enc, const uint8_t *pixels, size_t stride,
                        gboolean force_keyframe, QsVideoFrame *frame,
                        GError **error);
@@ -25,8 +23,7 @@ struct QsVideoEncoder {
     uint32_t width, height, fps;
     uint32_t bitrate;           /* bit/s, within the bounds: target, or ceiling */
     int quality;                /* 0: the bit rate is the target */
-    int64_t first_pts_us;       /* the first frame's time */
-    int64_t pts_us, prev_pts_us;    /* this frame's and the one before, from first */
+    int64_t source_interval_us; /* set_source_interval(); 0: 1/fps */
     uint64_t frames;            /* encoded so far */
     void *priv;
 };

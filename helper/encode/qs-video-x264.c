@@ -30,9 +30,13 @@
  *   (b_vfr_input) would follow that, but it holds every frame back until
  *   the next one arrives (measured: the first encode returns nothing), so
  *   the input stays constant-rate and the rate given to x264 is scaled by
- *   the average real interval over the nominal one instead (1x..4x): the
- *   VBV then refills per frame what the ceiling gives over the real
- *   interval. It is retuned on a 20 % change, like the ceiling.
+ *   qemu's average frame interval over the nominal one instead (1x..4x): the
+ *   VBV then refills per frame what the ceiling gives over qemu's
+ *   interval. It is retuned on a 20 % change, like the ceiling. The
+ *   interval is the source's (qs_video_encoder_set_source_interval), not
+ *   the time between our encodes: scaled by the latter, an encoder that
+ *   fell behind (measured: a sanitizer build on heavy noise) made bigger
+ *   frames, which took longer still, down to 5 frames in 3 s.
  * - no periodic keyframe and no intra refresh (spice-server's intra-refresh
  *   leaves a late-joining openh264 without parameter sets): the caller asks
  *   for an IDR at STREAM_CREATE and when a decoder needs one; SPS/PPS are
@@ -49,16 +53,15 @@ typedef struct {
     x264_t *x264;
     x264_param_t param;
     x264_picture_t pic;
-    int64_t avg_interval_us;    /* between frames, from their times; 0 before the first */
     uint32_t applied_bps;       /* the bit rate x264 was given, scaled */
 } QsX264;
 
 /* The bit rate per nominal frame interval that the ceiling gives over the
- * frames' real interval. */
-static uint32_t scaled_bitrate(const QsVideoEncoder *enc, int64_t avg_interval_us)
+ * source's frame interval. */
+static uint32_t scaled_bitrate(const QsVideoEncoder *enc, int64_t interval_us)
 {
     int64_t nominal = G_USEC_PER_SEC / enc->fps;
-    int64_t dt = CLAMP(avg_interval_us, nominal, 4 * nominal);
+    int64_t dt = CLAMP(interval_us, nominal, 4 * nominal);
 
     return (uint32_t)MIN((uint64_t)enc->bitrate * (uint64_t)dt / (uint64_t)nominal,
                          QS_VIDEO_MAX_BITRATE);
@@ -180,14 +183,11 @@ static void retune(QsVideoEncoder *enc, QsX264 *x, uint32_t bps)
     x->applied_bps = bps;
 }
 
-/* Follows the frames' real interval (see the top of the file). */
+/* Follows the source's frame interval (see the top of the file). */
 static void follow_interval(QsVideoEncoder *enc, QsX264 *x)
 {
-    int64_t dt = enc->pts_us - enc->prev_pts_us;
-    uint32_t bps, cur = x->applied_bps;
+    uint32_t bps = scaled_bitrate(enc, enc->source_interval_us), cur = x->applied_bps;
 
-    x->avg_interval_us = x->avg_interval_us ? (x->avg_interval_us * 7 + dt) / 8 : dt;
-    bps = scaled_bitrate(enc, x->avg_interval_us);
     if (bps > cur + cur / 5 || bps < cur - cur / 5) {
         retune(enc, x, bps);
     }
@@ -221,7 +221,7 @@ static void x264_set_bitrate(QsVideoEncoder *enc)
 {
     QsX264 *x = enc->priv;
 
-    retune(enc, x, scaled_bitrate(enc, x->avg_interval_us));
+    retune(enc, x, scaled_bitrate(enc, enc->source_interval_us));
 }
 
 static void x264_fini(QsVideoEncoder *enc)

@@ -85,47 +85,24 @@ void qs_video_encoder_free(QsVideoEncoder *enc)
     g_atomic_int_add(&encoders_alive, -1);
 }
 
-gboolean qs_video_encoder_encode_at(QsVideoEncoder *enc, const uint8_t *pixels,
-                                    size_t stride, int64_t pts_us,
-                                    gboolean force_keyframe, QsVideoFrame *frame,
-                                    GError **error)
+gboolean qs_video_encoder_encode(QsVideoEncoder *enc, const uint8_t *pixels,
+                                 size_t stride, gboolean force_keyframe,
+                                 QsVideoFrame *frame, GError **error)
 {
-    int64_t interval = G_USEC_PER_SEC / enc->fps;
-    int64_t prev = enc->pts_us, prev_prev = enc->prev_pts_us;
-
     g_return_val_if_fail(enc && pixels && frame, FALSE);
     g_return_val_if_fail(stride >= (size_t)enc->width * 4, FALSE);
 
-    if (enc->frames == 0) {
-        enc->first_pts_us = pts_us;
-        enc->pts_us = 0;
-        enc->prev_pts_us = -interval;
-    } else {
-        /* Times are kept from the first frame: x264's must grow strictly. */
-        enc->prev_pts_us = enc->pts_us;
-        enc->pts_us = MAX(pts_us - enc->first_pts_us, enc->pts_us + 1);
-    }
     if (!enc->backend->encode(enc, pixels, stride,
                               force_keyframe || enc->frames == 0, frame, error)) {
-        if (enc->frames) {
-            enc->pts_us = prev;
-            enc->prev_pts_us = prev_prev;
-        }
         return FALSE;
     }
     enc->frames++;
     return TRUE;
 }
 
-gboolean qs_video_encoder_encode(QsVideoEncoder *enc, const uint8_t *pixels,
-                                 size_t stride, gboolean force_keyframe,
-                                 QsVideoFrame *frame, GError **error)
+void qs_video_encoder_set_source_interval(QsVideoEncoder *enc, int64_t interval_us)
 {
-    g_return_val_if_fail(enc, FALSE);
-    return qs_video_encoder_encode_at(enc, pixels, stride,
-                                      enc->first_pts_us + (int64_t)enc->frames *
-                                          G_USEC_PER_SEC / enc->fps,
-                                      force_keyframe, frame, error);
+    enc->source_interval_us = MAX(interval_us, 0);
 }
 
 gboolean qs_video_encoder_needs_flush(const QsVideoEncoder *enc)
@@ -143,11 +120,7 @@ gboolean qs_video_encoder_flush(QsVideoEncoder *enc, QsVideoFrame *frame,
                     "nothing to flush");
         return FALSE;
     }
-    /* The scheduler sends a flush one frame interval after the frame. */
-    enc->prev_pts_us = enc->pts_us;
-    enc->pts_us += G_USEC_PER_SEC / enc->fps;
     if (!enc->backend->flush(enc, frame, error)) {
-        enc->pts_us = enc->prev_pts_us;
         return FALSE;
     }
     enc->frames++;

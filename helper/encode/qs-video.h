@@ -84,15 +84,14 @@ guint qs_video_encoders_alive(void);
 gboolean qs_video_encoder_encode(QsVideoEncoder *enc, const uint8_t *pixels,
                                  size_t stride, gboolean force_keyframe,
                                  QsVideoFrame *frame, GError **error);
-/* The same, with the time the picture was taken (any monotonic clock, in
- * microseconds): rate control then follows the rate frames really come at
- * (qemu's, which the stream follows), not the nominal fps. encode() stamps
- * frames at the nominal rate. A time not after the previous frame's counts
- * as 1 us after it. */
-gboolean qs_video_encoder_encode_at(QsVideoEncoder *enc, const uint8_t *pixels,
-                                    size_t stride, int64_t pts_us,
-                                    gboolean force_keyframe, QsVideoFrame *frame,
-                                    GError **error);
+/* The interval at which the source delivers new pictures (qemu's frame
+ * interval over the stream's area, in microseconds): with a quality target
+ * the ceiling is spread over it, so a 10 fps source may have frames three
+ * times a 30 fps one's, within 1..4 nominal intervals. 0 (the default):
+ * the nominal 1/fps. It is the source's interval and not the time between
+ * encodes on purpose: an encoder that falls behind must not make its own
+ * frames bigger, and so slower still. */
+void qs_video_encoder_set_source_interval(QsVideoEncoder *enc, int64_t interval_us);
 
 /*
  * spice-gtk 0.42 feeds H.264 to playbin with caps "video/x-h264" and no

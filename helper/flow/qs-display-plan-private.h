@@ -32,7 +32,8 @@ typedef struct {
     gboolean need_flush;        /* the encoder holds the last real frame */
     int64_t last_change_us;     /* of any block in the rect */
     int64_t last_frame_us;      /* a frame was read */
-    int64_t prev_frame_us;      /* the one before */
+    int64_t source_us;          /* qemu's last picture here (QS_RATE_SAME_PICTURE_US apart) */
+    int64_t source_interval_us; /* qemu's average frame interval here; 0: not known */
     uint32_t frames;
     uint32_t window_frames, window_drops;   /* reported since the last rate step */
 } QsPlanStream;

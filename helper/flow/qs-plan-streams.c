@@ -136,24 +136,24 @@ void qs_plan_stream_start(QsDisplayPlan *plan, guint slot, const QsRect *r, uint
 }
 
 /* Follow the link, but not its noise: the encoder's ceiling is retuned on
- * a 20 % change. A frame's estimate is the ceiling over the time since the
- * previous frame (qemu's interval, which the encoder's clock follows too),
- * its real size is usually far below (the quality target's). */
+ * a 20 % change. A frame's estimate is the ceiling over qemu's frame
+ * interval (which the encoder is told too); its real size is usually far
+ * below (the quality target's). */
 static void hand_to_encoder(QsDisplayPlan *plan, QsPlanStream *s, QsPlanKind kind,
-                            int64_t now_us, QsPlanAction *action)
+                            QsPlanAction *action)
 {
     uint32_t cur = s->enc_bitrate;
-    int64_t since = s->frames ? now_us - s->prev_frame_us : 0;
 
     if (!cur || s->bitrate > cur + cur / 5 || s->bitrate < cur - cur / 5) {
         s->enc_bitrate = s->bitrate;
     }
     *action = (QsPlanAction){ .kind = kind, .stream = s->id, .rect = s->rect,
                               .codec = s->codec, .fps = s->fps, .bitrate = s->enc_bitrate,
-                              .quality = s->quality, .pts_us = now_us,
+                              .quality = s->quality,
+                              .source_interval_us = s->source_interval_us,
                               .item.surface_serial = plan->serial };
     action->est_bytes = kind == QS_PLAN_STREAM_FRAME
-                            ? qs_rate_frame_bytes(s->bitrate, s->fps, since)
+                            ? qs_rate_frame_bytes(s->bitrate, s->fps, s->source_interval_us)
                             : QS_STREAM_FLUSH_BYTES;
     s->encoding = TRUE;
     plan->encoding_bytes += action->est_bytes;
@@ -178,7 +178,7 @@ gboolean qs_plan_streams_next(QsDisplayPlan *plan, int64_t now_us,
                 budget->fast_bytes > 0) {
                 g_debug("display: stream %u flush", s->id);
                 s->need_flush = FALSE;
-                hand_to_encoder(plan, s, QS_PLAN_STREAM_FLUSH, now_us, action);
+                hand_to_encoder(plan, s, QS_PLAN_STREAM_FLUSH, action);
                 return TRUE;
             }
             continue;
@@ -187,9 +187,8 @@ gboolean qs_plan_streams_next(QsDisplayPlan *plan, int64_t now_us,
             continue;           /* newest pixels are read when it is time */
         }
         s->dirty = FALSE;
-        s->prev_frame_us = s->last_frame_us;
         s->last_frame_us = now_us;
-        hand_to_encoder(plan, s, QS_PLAN_STREAM_FRAME, now_us, action);
+        hand_to_encoder(plan, s, QS_PLAN_STREAM_FRAME, action);
         return TRUE;
     }
     return FALSE;

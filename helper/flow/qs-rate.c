@@ -16,14 +16,23 @@ uint32_t qs_rate_stream_ceiling(uint64_t link_bytes_per_s, guint n_streams, uint
     return (uint32_t)CLAMP(bps, min_bps, MAX(min_bps, max_bps));
 }
 
-uint32_t qs_rate_frame_bytes(uint32_t ceiling_bps, uint32_t fps, int64_t since_frame_us)
+uint32_t qs_rate_frame_bytes(uint32_t ceiling_bps, uint32_t fps, int64_t source_interval_us)
 {
     int64_t interval = G_USEC_PER_SEC / MAX(fps, 1);
-    int64_t dt = since_frame_us <= 0
+    int64_t dt = source_interval_us <= 0
                      ? interval
-                     : CLAMP(since_frame_us, interval, QS_RATE_FRAME_MAX_INTERVALS * interval);
+                     : CLAMP(source_interval_us, interval, QS_RATE_FRAME_MAX_INTERVALS * interval);
 
     return (uint32_t)((uint64_t)ceiling_bps * (uint64_t)dt / 8 / G_USEC_PER_SEC);
+}
+
+int64_t qs_rate_source_interval(int64_t avg_us, int64_t dt_us)
+{
+    if (dt_us < QS_RATE_SAME_PICTURE_US) {
+        return avg_us;
+    }
+    dt_us = MIN(dt_us, G_USEC_PER_SEC);
+    return avg_us > 0 ? (avg_us * 7 + dt_us) / 8 : dt_us;
 }
 
 int qs_rate_jpeg_next(int quality, uint64_t bytes, uint64_t link_bytes_per_s)

@@ -54,11 +54,20 @@ int qs_rate_stream_quality(gboolean h264);
 uint32_t qs_rate_stream_ceiling(uint64_t link_bytes_per_s, guint n_streams, uint32_t rate_pct,
                                 uint32_t min_bps, uint32_t max_bps);
 
-/* What a frame read `since_frame_us` after the previous one may cost at
- * most (bytes): the ceiling over that interval, which qemu's rate decides,
- * at least one nominal interval at `fps`, at most QS_RATE_FRAME_MAX_INTERVALS.
- * since_frame_us <= 0: one nominal interval (the first frame). */
-uint32_t qs_rate_frame_bytes(uint32_t ceiling_bps, uint32_t fps, int64_t since_frame_us);
+/* What a frame may cost at most (bytes) when the source (qemu) delivers
+ * a picture every `source_interval_us`: the ceiling over that interval, at
+ * least one nominal interval at `fps`, at most QS_RATE_FRAME_MAX_INTERVALS.
+ * <= 0: one nominal interval (not known yet). */
+uint32_t qs_rate_frame_bytes(uint32_t ceiling_bps, uint32_t fps, int64_t source_interval_us);
+
+/* Changes closer than this are one picture of qemu's (a frame may come as
+ * several updates). */
+#define QS_RATE_SAME_PICTURE_US 5000
+/* The source's frame interval after a change `dt_us` after the previous
+ * picture, from the average so far (0: none): a 1/8 moving average, each
+ * sample at most 1 s (a pause is not a frame rate). Samples under
+ * QS_RATE_SAME_PICTURE_US leave it as it was. */
+int64_t qs_rate_source_interval(int64_t avg_us, int64_t dt_us);
 
 /* The JPEG quality of the next still image after one of `bytes` went out
  * at `quality` on a link of `link_bytes_per_s`. */

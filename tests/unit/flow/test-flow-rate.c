@@ -35,9 +35,9 @@ static void test_stream_ceiling(void)
     g_assert_cmpuint(qs_rate_stream_ceiling(MBIT(10), 1, 100, lo, 1000), ==, lo);
 }
 
-/* A frame's budget is the ceiling over qemu's interval since the previous
- * frame: a 15 fps source gets twice a 30 fps frame's, a pause at most four
- * intervals' worth, a burst never less than one. */
+/* A frame's budget is the ceiling over qemu's frame interval: a 15 fps
+ * source gets twice a 30 fps frame's, a slow one at most four intervals'
+ * worth, a fast one never less than one. */
 static void test_frame_bytes(void)
 {
     const uint32_t ceil = 6000000;      /* 750000 B/s */
@@ -85,6 +85,25 @@ static void test_jpeg_quality(void)
     g_assert_cmpint(qs_rate_jpeg_next(0, 20000, bw), ==, QS_RATE_JPEG_FLOOR);
 }
 
+/* qemu's frame interval: several updates of one picture count once, a
+ * pause counts as one second, the average moves by an eighth. */
+static void test_source_interval(void)
+{
+    int64_t avg = 0;
+
+    g_assert_cmpint(qs_rate_source_interval(0, 100000), ==, 100000);
+    g_assert_cmpint(qs_rate_source_interval(100000, 1000), ==, 100000);
+    g_assert_cmpint(qs_rate_source_interval(100000, QS_RATE_SAME_PICTURE_US - 1), ==, 100000);
+    g_assert_cmpint(qs_rate_source_interval(100000, 20 * G_USEC_PER_SEC), ==,
+                    (100000 * 7 + G_USEC_PER_SEC) / 8);
+    g_assert_cmpint(qs_rate_source_interval(80000, 160000), ==, 90000);
+    /* A 30 fps source whose frames come as three updates 1 ms apart. */
+    for (int i = 0; i < 60; i++) {
+        avg = qs_rate_source_interval(avg, i % 3 ? 1000 : 33333 - 2000);
+    }
+    g_assert_cmpint(avg, ==, 31333);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -92,5 +111,6 @@ int main(int argc, char **argv)
     g_test_add_func("/flow/rate/stream-ceiling", test_stream_ceiling);
     g_test_add_func("/flow/rate/frame-bytes", test_frame_bytes);
     g_test_add_func("/flow/rate/jpeg-quality", test_jpeg_quality);
+    g_test_add_func("/flow/rate/source-interval", test_source_interval);
     return g_test_run();
 }
