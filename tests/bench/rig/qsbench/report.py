@@ -95,7 +95,9 @@ def tables(records, meta):
         out.append(
             f"| {r['link_label']} | {r['activity']} | {r['config_label']} | {len(lat)} | "
             f"{percentile(lat, 50):.0f} | {percentile(lat, 95):.0f} | {timeouts(r)} | "
-            f"{_f(tr.get('display_mbit_s'), '.1f')} | {_db(still.get('psnr_db'))} | "
+            f"{_f(tr.get('display_mbit_s'), '.1f')} | {_db(still.get('psnr_db'))}"
+            f"{' at ' + format(still['after_stop_ms'], '.0f') + ' ms' if 'after_stop_ms' in still else ''}"
+            f"{' (stale)' if still.get('stale') else ''} | "
             f"{_f(still.get('ssim'), '.4f')} | {bg} | {_db(mid.get('psnr_db'))} | "
             f"{fz} | {_f(fro.get('ssim'), '.4f')} | {_db(fro.get('psnr_db'))} | {settle} | "
             f"{load} |")
