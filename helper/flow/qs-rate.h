@@ -22,10 +22,10 @@
  * Why these targets: CRF 25 is two steps coarser than x264's default of 23,
  * for a picture that is seen for one frame interval and then replaced or
  * refined. On the benchmark's busy guest (docs/performance.md, 2026-12-02)
- * it sent 0.6 Mbit/s, 0.03x to 0.15x spice-server's MJPEG, with the
- * activity at 34.5 dB PSNR against spice-server's 24 to 25 dB in the run
- * whose stills were the frozen frame; CRF 20 sent 2.0 Mbit/s, over a
- * quarter of spice-server's bytes at 80 ms / 10 Mbit. spice-server's
+ * it sent 0.6 Mbit/s, 0.03x to 0.14x spice-server's MJPEG, its frozen
+ * frame at 34.4 dB PSNR against the MJPEG's 38.0 (80 ms / 10 Mbit); CRF 22
+ * gained 0.5 dB of that for 1.5x the bytes, CRF 20 went over a quarter of
+ * spice-server's bytes there. The gap is not the CRF's. spice-server's
  * MJPEG ladder tops at 80 (spice-protocol.md §8.2), so ours does too; still
  * images start at 85, the top of the old link rule, since a still image is
  * looked at until its refine.
