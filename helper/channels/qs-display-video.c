@@ -44,7 +44,7 @@ void qs_display_video_create(QsDisplayChannel *dc, const QsPlanAction *a)
     QsDisplayVideo *v = g_new0(QsDisplayVideo, 1);
     QsStreamShape shape = { video_codec(a->codec), a->rect.x, a->rect.y,
                             (uint32_t)a->rect.width, (uint32_t)a->rect.height, a->fps,
-                            a->bitrate };
+                            a->bitrate, a->quality };
 
     dc->videos[slot] = v;
     v->dc = dc;
@@ -153,5 +153,5 @@ void qs_display_video_encode(QsDisplayChannel *dc, const QsPlanAction *a, int64_
     v->encoding = TRUE;
     v->asked_flush = flush;
     v->est_bytes = a->est_bytes;
-    qs_stream_seat_request(v->seat, flush, g_steal_pointer(&pixels));
+    qs_stream_seat_request(v->seat, flush, g_steal_pointer(&pixels), a->source_interval_us);
 }

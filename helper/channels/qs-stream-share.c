@@ -38,6 +38,7 @@ struct Tier {
     gboolean queued;
     gboolean queued_flush;
     uint8_t *queued_pixels;
+    int64_t queued_interval_us;
     const QsStreamSeat *queued_by;  /* compared, never followed */
     Made ring[QS_STREAM_SHARE_RING];
 };
@@ -61,6 +62,7 @@ typedef struct {
     gboolean flush, force_key;
     uint8_t *pixels;
     uint32_t bitrate;
+    int64_t source_interval_us;
     const QsStreamSeat *origin;     /* compared, never followed */
     QsVideoFrame frame;
     GError *error;
@@ -158,7 +160,8 @@ static Tier *tier_find(QsStreamShare *share, const QsStreamShape *s, int cls, co
 
         if (t != not && !t->solo && t->shape.codec == s->codec && t->shape.x == s->x &&
             t->shape.y == s->y && t->shape.width == s->width &&
-            t->shape.height == s->height && t->shape.fps == s->fps && t->rate_class == cls) {
+            t->shape.height == s->height && t->shape.fps == s->fps &&
+            t->shape.quality == s->quality && t->rate_class == cls) {
             return t;
         }
     }
@@ -341,7 +344,7 @@ static void answer_later(QsStreamSeat *seat)
     g_source_attach(seat->answer, g_main_context_get_thread_default());
 }
 
-static void start_encode(Tier *t, gboolean flush, uint8_t *pixels,
+static void start_encode(Tier *t, gboolean flush, uint8_t *pixels, int64_t interval_us,
                          const QsStreamSeat *origin);
 
 static void encode_thread(GTask *task, gpointer source, gpointer data, GCancellable *c)
@@ -354,7 +357,7 @@ static void encode_thread(GTask *task, gpointer source, gpointer data, GCancella
     (void)c;
     if (!job->enc) {
         job->enc = qs_video_encoder_new(s->codec, s->width, s->height, s->fps, job->bitrate,
-                                        &job->error);
+                                        s->quality, &job->error);
         if (!job->enc) {
             g_task_return_boolean(task, FALSE);
             return;
@@ -365,6 +368,7 @@ static void encode_thread(GTask *task, gpointer source, gpointer data, GCancella
     if (job->flush) {
         ok = qs_video_encoder_flush(job->enc, &job->frame, &job->error);
     } else {
+        qs_video_encoder_set_source_interval(job->enc, job->source_interval_us);
         ok = qs_video_encoder_encode(job->enc, job->pixels, (size_t)s->width * 4,
                                      job->force_key, &job->frame, &job->error);
     }
@@ -421,13 +425,14 @@ static void encode_done(GObject *source, GAsyncResult *res, gpointer data)
     /* An answer's func may have asked again and started an encode. */
     if (t->queued && !t->encoding && t->seats->len > 0) {
         t->queued = FALSE;
-        start_encode(t, t->queued_flush, g_steal_pointer(&t->queued_pixels), t->queued_by);
+        start_encode(t, t->queued_flush, g_steal_pointer(&t->queued_pixels),
+                     t->queued_interval_us, t->queued_by);
     }
     tier_unref(t);              /* the worker's */
     tier_unref(t);
 }
 
-static void start_encode(Tier *t, gboolean flush, uint8_t *pixels,
+static void start_encode(Tier *t, gboolean flush, uint8_t *pixels, int64_t interval_us,
                          const QsStreamSeat *origin)
 {
     g_autoptr(GTask) task = g_task_new(NULL, NULL, encode_done, NULL);
@@ -465,6 +470,7 @@ static void start_encode(Tier *t, gboolean flush, uint8_t *pixels,
     job->flush = flush;
     job->pixels = pixels;
     job->origin = origin;
+    job->source_interval_us = interval_us;
     job->bitrate = rate ? rate : t->shape.bitrate;
     job->force_key = !flush && t->key_due && t->key_seq == job->seq;
     if (job->force_key) {
@@ -475,7 +481,8 @@ static void start_encode(Tier *t, gboolean flush, uint8_t *pixels,
     g_task_run_in_thread(task, encode_thread);
 }
 
-void qs_stream_seat_request(QsStreamSeat *seat, gboolean flush, uint8_t *pixels)
+void qs_stream_seat_request(QsStreamSeat *seat, gboolean flush, uint8_t *pixels,
+                            int64_t source_interval_us)
 {
     Tier *t = seat->tier;
 
@@ -491,10 +498,11 @@ void qs_stream_seat_request(QsStreamSeat *seat, gboolean flush, uint8_t *pixels)
         answer_later(seat);
     } else if (!t->encoding) {
         g_return_if_fail(flush || pixels);
-        start_encode(t, flush, pixels, seat);
+        start_encode(t, flush, pixels, source_interval_us, seat);
     } else if (!flush && pixels) {
         g_free(t->queued_pixels);
         t->queued_pixels = pixels;
+        t->queued_interval_us = source_interval_us;
         t->queued_flush = FALSE;
         t->queued = TRUE;
         t->queued_by = seat;

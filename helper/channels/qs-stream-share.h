@@ -68,7 +68,8 @@ typedef struct {
     int32_t x, y;
     uint32_t width, height;     /* even, within the encoder's bounds */
     uint32_t fps;
-    uint32_t bitrate;           /* bit/s */
+    uint32_t bitrate;           /* bit/s: the target, or with `quality` the ceiling */
+    int quality;                /* qs_video_encoder_new()'s; 0: none */
 } QsStreamShape;
 
 QsStreamSeat *qs_stream_seat_new(QsStreamShare *share, const QsStreamShape *shape,
@@ -83,8 +84,11 @@ gboolean qs_stream_seat_needs_pixels(QsStreamSeat *seat, uint32_t bitrate);
 
 /* The seat's next frame: a frame (`pixels`, owned, rows of width * 4
  * bytes, when needs_pixels() said so, else NULL) or a flush. One request
- * at a time; the answer comes through the seat's func. */
-void qs_stream_seat_request(QsStreamSeat *seat, gboolean flush, uint8_t *pixels);
+ * at a time; the answer comes through the seat's func. `source_interval_us`
+ * is qemu's frame interval over the area as the seat's plan knows it (0:
+ * not known), for an encode the request starts. */
+void qs_stream_seat_request(QsStreamSeat *seat, gboolean flush, uint8_t *pixels,
+                            int64_t source_interval_us);
 
 /* Seats in the seat's tier, itself included. */
 guint qs_stream_seat_peers(const QsStreamSeat *seat);

@@ -13,6 +13,9 @@
  * with the budget (bitrate / fps) and step along a ladder, as spice-server's
  * mjpeg-encoder does with {20..80} (§8.2). Frames stay 4:2:0: 4:4:4 only
  * pays off for still text, which is not streamed.
+ * With a quality target the ladder stops there, and the budget is the bit
+ * rate (then a ceiling) over the source's frame interval: frames come at
+ * qemu's rate, not at the nominal fps.
  */
 
 static const int quality_ladder[] = { 10, 20, 30, 40, 50, 60, 70, 80, 85 };
@@ -58,10 +61,15 @@ static gboolean mjpeg_encode(QsVideoEncoder *enc, const uint8_t *pixels,
     QsMjpeg *m = enc->priv;
     QsPixelRect rect = { pixels, stride, enc->width, enc->height };
     GByteArray *out = g_byte_array_new();
-    uint64_t budget = enc->bitrate / 8u / enc->fps;
+    /* The source's interval, 1 to 4 nominal ones (qs-video.h). */
+    int64_t nominal = G_USEC_PER_SEC / enc->fps;
+    int64_t dt = CLAMP(enc->source_interval_us, nominal, 4 * nominal);
+    uint64_t budget = enc->quality ? (uint64_t)enc->bitrate * (uint64_t)dt / 8u / G_USEC_PER_SEC
+                                   : enc->bitrate / 8u / enc->fps;
+    int top = enc->quality ? enc->quality : QS_VIDEO_MAX_QUALITY;
 
     (void)force_keyframe;       /* every frame is one */
-    if (!qs_enc_jpeg_compress(m->tj, &rect, MIN(quality_ladder[m->step],
+    if (!qs_enc_jpeg_compress(m->tj, &rect, MIN(MIN(quality_ladder[m->step], top),
                                                 (int)QS_JPEG_QUALITY_444 - 1), out)) {
         g_byte_array_unref(out);
         g_set_error(error, QS_VIDEO_ERROR, QS_VIDEO_ERROR_FAILED,
@@ -69,6 +77,11 @@ static gboolean mjpeg_encode(QsVideoEncoder *enc, const uint8_t *pixels,
         return FALSE;
     }
     steer(m, out->len, budget);
+    /* No step above the target: it would not show, and coming down from
+     * there would cost frames over budget. */
+    while (m->step > 0 && quality_ladder[m->step - 1] >= top) {
+        m->step--;
+    }
     frame->data = g_byte_array_free_to_bytes(out);
     frame->keyframe = TRUE;
     return TRUE;

@@ -21,7 +21,9 @@ struct QsVideoEncoder {
     const QsVideoBackend *backend;
     QsVideoCodec codec;
     uint32_t width, height, fps;
-    uint32_t bitrate;           /* bit/s, within the bounds */
+    uint32_t bitrate;           /* bit/s, within the bounds: target, or ceiling */
+    int quality;                /* 0: the bit rate is the target */
+    int64_t source_interval_us; /* set_source_interval(); 0: 1/fps */
     uint64_t frames;            /* encoded so far */
     void *priv;
 };

@@ -18,10 +18,25 @@
  *   decode it; no CABAC costs ~10 % bits, which we accept.
  * - one thread, no sliced threads: the cost stays on one core and is
  *   measurable; the helper runs one encoder per client stream.
- * - ABR with a VBV of QS_X264_VBV_MS at the target rate: bounds any one
- *   frame's size, so a frame never occupies the link for longer than that,
- *   and x264_encoder_reconfig() may change the rate later (x264 only allows
- *   that when VBV was on from the start).
+ * - rate control by quality (CRF at enc->quality) when one is given, else
+ *   ABR at the bit rate; in both a VBV of QS_X264_VBV_MS at the bit rate
+ *   (the link's share): it bounds any one frame's size, so a frame never
+ *   occupies the link for longer than that, and x264_encoder_reconfig() may
+ *   change the ceiling later (x264 only allows that when VBV was on from the
+ *   start). Under CRF a smooth or still picture costs what it needs, a few
+ *   kbit/s, and only noise reaches the ceiling.
+ * - the stream encodes only frames qemu changed, so frames come at qemu's
+ *   rate, not at the nominal fps. x264's own variable frame rate input
+ *   (b_vfr_input) would follow that, but it holds every frame back until
+ *   the next one arrives (measured: the first encode returns nothing), so
+ *   the input stays constant-rate and the rate given to x264 is scaled by
+ *   qemu's average frame interval over the nominal one instead (1x..4x): the
+ *   VBV then refills per frame what the ceiling gives over qemu's
+ *   interval. It is retuned on a 20 % change, like the ceiling. The
+ *   interval is the source's (qs_video_encoder_set_source_interval), not
+ *   the time between our encodes: scaled by the latter, an encoder that
+ *   fell behind (measured: a sanitizer build on heavy noise) made bigger
+ *   frames, which took longer still, down to 5 frames in 3 s.
  * - no periodic keyframe and no intra refresh (spice-server's intra-refresh
  *   leaves a late-joining openh264 without parameter sets): the caller asks
  *   for an IDR at STREAM_CREATE and when a decoder needs one; SPS/PPS are
@@ -38,14 +53,25 @@ typedef struct {
     x264_t *x264;
     x264_param_t param;
     x264_picture_t pic;
+    uint32_t applied_bps;       /* the bit rate x264 was given, scaled */
 } QsX264;
+
+/* The bit rate per nominal frame interval that the ceiling gives over the
+ * source's frame interval. */
+static uint32_t scaled_bitrate(const QsVideoEncoder *enc, int64_t interval_us)
+{
+    int64_t nominal = G_USEC_PER_SEC / enc->fps;
+    int64_t dt = CLAMP(interval_us, nominal, 4 * nominal);
+
+    return (uint32_t)MIN((uint64_t)enc->bitrate * (uint64_t)dt / (uint64_t)nominal,
+                         QS_VIDEO_MAX_BITRATE);
+}
 
 static void set_rate(x264_param_t *p, uint32_t bitrate, uint32_t fps)
 {
     int kbps = (int)MAX(1u, bitrate / 1000u);
     int frame_kbit = (int)MAX(1u, bitrate / 1000u / fps);
 
-    p->rc.i_rc_method = X264_RC_ABR;
     p->rc.i_bitrate = kbps;
     p->rc.i_vbv_max_bitrate = kbps;
     /* At least two frames' worth, so a keyframe is not starved. */
@@ -68,6 +94,7 @@ static gboolean x264_init(QsVideoEncoder *enc, GError **error)
     p->i_height = (int)enc->height;
     p->i_fps_num = enc->fps;
     p->i_fps_den = 1;
+    p->b_vfr_input = 0;
     p->i_timebase_num = 1;
     p->i_timebase_den = enc->fps;
     p->i_threads = 1;
@@ -83,7 +110,14 @@ static gboolean x264_init(QsVideoEncoder *enc, GError **error)
     p->vui.i_transfer = 6;
     p->vui.i_colmatrix = 6;
     p->vui.b_fullrange = 0;
+    if (enc->quality > 0) {
+        p->rc.i_rc_method = X264_RC_CRF;
+        p->rc.f_rf_constant = (float)enc->quality;
+    } else {
+        p->rc.i_rc_method = X264_RC_ABR;
+    }
     set_rate(p, enc->bitrate, enc->fps);
+    x->applied_bps = enc->bitrate;
     if (x264_param_apply_profile(p, "baseline") < 0) {
         g_free(x);
         g_set_error(error, QS_VIDEO_ERROR, QS_VIDEO_ERROR_FAILED,
@@ -138,11 +172,34 @@ static gboolean encode_pic(QsVideoEncoder *enc, gboolean force_keyframe, int qp,
     return TRUE;
 }
 
+static void retune(QsVideoEncoder *enc, QsX264 *x, uint32_t bps)
+{
+    set_rate(&x->param, bps, enc->fps);
+    /* Failure leaves the old rate, which is still a working stream. */
+    if (x264_encoder_reconfig(x->x264, &x->param) < 0) {
+        g_debug("x264 kept its old bit rate");
+        return;
+    }
+    x->applied_bps = bps;
+}
+
+/* Follows the source's frame interval (see the top of the file). */
+static void follow_interval(QsVideoEncoder *enc, QsX264 *x)
+{
+    uint32_t bps = scaled_bitrate(enc, enc->source_interval_us), cur = x->applied_bps;
+
+    if (bps > cur + cur / 5 || bps < cur - cur / 5) {
+        retune(enc, x, bps);
+    }
+}
+
 static gboolean x264_encode(QsVideoEncoder *enc, const uint8_t *pixels,
                             size_t stride, gboolean force_keyframe,
                             QsVideoFrame *frame, GError **error)
 {
     QsX264 *x = enc->priv;
+
+    follow_interval(enc, x);
 
     qs_video_bgrx_to_i420(pixels, stride, enc->width, enc->height,
                           x->pic.img.plane[0], (size_t)x->pic.img.i_stride[0],
@@ -164,11 +221,7 @@ static void x264_set_bitrate(QsVideoEncoder *enc)
 {
     QsX264 *x = enc->priv;
 
-    set_rate(&x->param, enc->bitrate, enc->fps);
-    /* Failure leaves the old rate, which is still a working stream. */
-    if (x264_encoder_reconfig(x->x264, &x->param) < 0) {
-        g_debug("x264 kept its old bit rate");
-    }
+    retune(enc, x, scaled_bitrate(enc, enc->source_interval_us));
 }
 
 static void x264_fini(QsVideoEncoder *enc)

@@ -14,7 +14,8 @@ static uint32_t clamp_bitrate(uint32_t bps)
 
 QsVideoEncoder *qs_video_encoder_new(QsVideoCodec codec, uint32_t width,
                                      uint32_t height, uint32_t fps,
-                                     uint32_t bitrate_bps, GError **error)
+                                     uint32_t bitrate_bps, int quality,
+                                     GError **error)
 {
     const QsVideoBackend *backend;
     QsVideoEncoder *enc;
@@ -45,6 +46,14 @@ QsVideoEncoder *qs_video_encoder_new(QsVideoCodec codec, uint32_t width,
         return NULL;
     }
 
+    if (quality < 0 || quality > (codec == QS_VIDEO_CODEC_H264 ? 51 : QS_VIDEO_MAX_QUALITY)) {
+        g_set_error(error, QS_VIDEO_ERROR, QS_VIDEO_ERROR_INVALID,
+                    "video quality %d is not 0..%d for %s", quality,
+                    codec == QS_VIDEO_CODEC_H264 ? 51 : QS_VIDEO_MAX_QUALITY,
+                    qs_video_codec_name(codec));
+        return NULL;
+    }
+
     enc = g_new0(QsVideoEncoder, 1);
     enc->backend = backend;
     enc->codec = codec;
@@ -52,6 +61,7 @@ QsVideoEncoder *qs_video_encoder_new(QsVideoCodec codec, uint32_t width,
     enc->height = height;
     enc->fps = fps;
     enc->bitrate = clamp_bitrate(bitrate_bps);
+    enc->quality = quality;
     if (!backend->init(enc, error)) {
         g_free(enc);
         return NULL;
@@ -90,6 +100,11 @@ gboolean qs_video_encoder_encode(QsVideoEncoder *enc, const uint8_t *pixels,
     return TRUE;
 }
 
+void qs_video_encoder_set_source_interval(QsVideoEncoder *enc, int64_t interval_us)
+{
+    enc->source_interval_us = MAX(interval_us, 0);
+}
+
 gboolean qs_video_encoder_needs_flush(const QsVideoEncoder *enc)
 {
     return enc->backend->flush != NULL;
@@ -125,6 +140,11 @@ void qs_video_encoder_set_bitrate(QsVideoEncoder *enc, uint32_t bitrate_bps)
 uint32_t qs_video_encoder_get_bitrate(const QsVideoEncoder *enc)
 {
     return enc->bitrate;
+}
+
+int qs_video_encoder_get_quality(const QsVideoEncoder *enc)
+{
+    return enc->quality;
 }
 
 QsVideoCodec qs_video_encoder_get_codec(const QsVideoEncoder *enc)

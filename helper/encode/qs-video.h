@@ -42,6 +42,18 @@ typedef enum {
 #define QS_VIDEO_MAX_FPS 60u
 #define QS_VIDEO_MIN_BITRATE 64000u         /* bit/s */
 #define QS_VIDEO_MAX_BITRATE 200000000u
+#define QS_VIDEO_MAX_QUALITY 100
+
+/*
+ * Rate control. `quality` 0: the bit rate is the target (H.264 ABR, MJPEG's
+ * quality ladder steered to bitrate / fps), as a link-following stream.
+ * `quality` > 0: a picture-quality target, the bit rate only its ceiling:
+ *   H264   x264's constant rate factor (1..51, lower is better), with the
+ *          VBV's max rate at the bit rate, so a still or smooth picture costs
+ *          little and noise is capped by the link;
+ *   MJPEG  the highest JPEG quality (1..100) the ladder may reach; it steps
+ *          down only when a frame overruns the ceiling's share of its time.
+ */
 
 typedef struct QsVideoEncoder QsVideoEncoder;
 
@@ -51,10 +63,12 @@ typedef struct {
 } QsVideoFrame;
 
 /* width and height must be even (I420 chroma) and within the bounds above;
- * fps 1..QS_VIDEO_MAX_FPS is what rate control divides the bitrate by. */
+ * fps 1..QS_VIDEO_MAX_FPS is the nominal rate (the frame budget until
+ * frames come with their own times); `quality` as above, 0..51 for H.264. */
 QsVideoEncoder *qs_video_encoder_new(QsVideoCodec codec, uint32_t width,
                                      uint32_t height, uint32_t fps,
-                                     uint32_t bitrate_bps, GError **error);
+                                     uint32_t bitrate_bps, int quality,
+                                     GError **error);
 void qs_video_encoder_free(QsVideoEncoder *enc);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(QsVideoEncoder, qs_video_encoder_free)
 
@@ -70,6 +84,14 @@ guint qs_video_encoders_alive(void);
 gboolean qs_video_encoder_encode(QsVideoEncoder *enc, const uint8_t *pixels,
                                  size_t stride, gboolean force_keyframe,
                                  QsVideoFrame *frame, GError **error);
+/* The interval at which the source delivers new pictures (qemu's frame
+ * interval over the stream's area, in microseconds): with a quality target
+ * the ceiling is spread over it, so a 10 fps source may have frames three
+ * times a 30 fps one's, within 1..4 nominal intervals. 0 (the default):
+ * the nominal 1/fps. It is the source's interval and not the time between
+ * encodes on purpose: an encoder that falls behind must not make its own
+ * frames bigger, and so slower still. */
+void qs_video_encoder_set_source_interval(QsVideoEncoder *enc, int64_t interval_us);
 
 /*
  * spice-gtk 0.42 feeds H.264 to playbin with caps "video/x-h264" and no
@@ -92,6 +114,7 @@ gboolean qs_video_encoder_flush(QsVideoEncoder *enc, QsVideoFrame *frame,
  * keyframe, no new STREAM_CREATE). The value is clamped to the bounds. */
 void qs_video_encoder_set_bitrate(QsVideoEncoder *enc, uint32_t bitrate_bps);
 uint32_t qs_video_encoder_get_bitrate(const QsVideoEncoder *enc);
+int qs_video_encoder_get_quality(const QsVideoEncoder *enc);
 
 QsVideoCodec qs_video_encoder_get_codec(const QsVideoEncoder *enc);
 const char *qs_video_codec_name(QsVideoCodec codec);

@@ -22,7 +22,8 @@ typedef struct {
     QsRect rect;                /* even width and height */
     QsPlanStreamCodec codec;
     uint32_t fps;
-    uint32_t bitrate;           /* the link's share for it now */
+    uint32_t bitrate;           /* the link's share for it now: the encoder's ceiling */
+    int quality;                /* the encoder's target (flow/qs-rate.h) */
     uint32_t enc_bitrate;       /* what the encoder was told; 0 before its first frame */
     uint32_t last_stamp;        /* 0: none yet */
     uint32_t last_stamp_now;    /* server mm-time when it was made */
@@ -31,6 +32,8 @@ typedef struct {
     gboolean need_flush;        /* the encoder holds the last real frame */
     int64_t last_change_us;     /* of any block in the rect */
     int64_t last_frame_us;      /* a frame was read */
+    int64_t source_us;          /* qemu's last picture here (QS_RATE_SAME_PICTURE_US apart) */
+    int64_t source_interval_us; /* qemu's average frame interval here; 0: not known */
     uint32_t frames;
     uint32_t window_frames, window_drops;   /* reported since the last rate step */
 } QsPlanStream;
@@ -42,6 +45,7 @@ typedef struct {
     int64_t *lossy_us;          /* per block: the client holds lossy pixels since; 0 = exact */
     int64_t next_repair_scan_us;
     gboolean prefer_bitmap;     /* PREFERRED_COMPRESSION OFF */
+    int jpeg_quality;           /* of the next lossy image (flow/qs-rate.h) */
 } QsPlanImages;
 
 /* qs-plan-streams.c and qs-plan-detect.c */

@@ -86,7 +86,10 @@ typedef struct {
     uint32_t stream;            /* SPICE stream id */
     QsRect rect;
     QsPlanStreamCodec codec;
-    uint32_t fps, bitrate;
+    uint32_t fps;
+    uint32_t bitrate;           /* CREATE, FRAME: the link's share, a ceiling (VBV) */
+    int quality;                /* CREATE, FRAME: the target (H.264 CRF, MJPEG's top JPEG quality) */
+    int64_t source_interval_us; /* FRAME: qemu's frame interval over rect; 0: not known */
     uint32_t est_bytes;         /* FRAME, FLUSH: counted as on its way until frame_done */
     uint32_t mm_time;           /* STREAM_CREATE: its stamp */
     uint32_t report_window;     /* STREAM_CREATE: frames per STREAM_REPORT to ask for */

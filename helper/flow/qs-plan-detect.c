@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Where the display plan streams: moving areas from the screen's heat, exact rectangles, damage the streams absorb. */
 #include "flow/qs-display-plan-private.h"
+#include "flow/qs-rate.h"
 
 /*
  * Detection counts what qemu delivered (the screen's heat), never what we
@@ -254,6 +255,13 @@ void qs_plan_streams_damage(QsDisplayPlan *plan, QsScreenDamage *d)
             }
             s->dirty = TRUE;
             s->last_change_us = d->newest_us;
+            if (d->newest_us - s->source_us >= QS_RATE_SAME_PICTURE_US) {
+                s->source_interval_us = s->source_us
+                                            ? qs_rate_source_interval(s->source_interval_us,
+                                                                      d->newest_us - s->source_us)
+                                            : 0;
+                s->source_us = d->newest_us;
+            }
         }
     }
 }

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The display plan's images: lossless or lossy, JPEG quality, which blocks the client holds lossy, and their repair. */
 #include "flow/qs-display-plan-private.h"
+#include "flow/qs-rate.h"
 
 #include <string.h>
 
@@ -78,13 +79,6 @@ gboolean qs_display_plan_image_lossy(const QsPlanAction *action, const uint8_t *
                         (uint32_t)action->item.rect.height);
 }
 
-/* JPEG quality from the link: 85 at 20 Mbit/s and above, down to 50. */
-static int jpeg_quality(const QsDisplayPlan *plan)
-{
-    uint64_t mbit = qs_bwe_bandwidth(plan->bwe) * 8 / 1000000;
-
-    return (int)CLAMP(50 + (int64_t)mbit * 35 / 20, 50, 85);
-}
 
 /* Lossy may be chosen for the item, if its pixels are photographic. */
 static gboolean lossy_allowed(const QsDisplayPlan *plan, const QsFlowItem *item)
@@ -130,7 +124,8 @@ void qs_plan_images_fill(QsDisplayPlan *plan, const QsFlowItem *item, QsPlanActi
     action->bitmap = plan->images.prefer_bitmap;
     action->lz4 = !plan->images.prefer_bitmap && plan->caps.lz4;
     action->lossy_ok = lossy_allowed(plan, item);
-    action->jpeg_quality = jpeg_quality(plan);
+    action->jpeg_quality = plan->images.jpeg_quality ? plan->images.jpeg_quality
+                                                     : QS_RATE_JPEG_TARGET;
 }
 
 void qs_plan_images_mark(QsDisplayPlan *plan, const QsRect *r, int64_t lossy_us)
@@ -161,6 +156,11 @@ void qs_display_plan_image_sent(QsDisplayPlan *plan, const QsPlanAction *action,
                                 gboolean lossy, uint32_t bytes, int64_t now_us)
 {
     qs_scheduler_feedback(plan->sched, &action->item, bytes);
+    if (lossy) {
+        /* The quality target, unless lossy images hold the link too long. */
+        plan->images.jpeg_quality = qs_rate_jpeg_next(action->jpeg_quality, bytes,
+                                                       qs_bwe_bandwidth(plan->bwe));
+    }
     qs_plan_images_mark(plan, &action->item.rect, lossy ? now_us : 0);
 }
 

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The display plan's video streams: their life, when a frame is read, bit rate, stamps, the client's reports. */
 #include "flow/qs-display-plan-private.h"
+#include "flow/qs-rate.h"
 
 /*
  * A frame is read when the previous one is back from the encoder and the
@@ -9,7 +10,6 @@
  */
 
 #define QS_STREAM_MAX_BITRATE 12000000u
-#define QS_STREAM_LINK_SHARE_PCT 60     /* the rest is the fast lane's and images' */
 #define QS_STREAM_MAX_DELIVERY_MS 10000
 /* Bit rate steps: up after this many frames without a late one, down after
  * this many late ones (spice-gtk's own report window and drop sequence). */
@@ -54,13 +54,13 @@ static guint n_streams(const QsDisplayPlan *plan)
     return n;
 }
 
+/* The stream's ceiling; what it spends below is the encoder's quality
+ * target's (flow/qs-rate.h). */
 static uint32_t stream_bitrate(const QsDisplayPlan *plan, guint n)
 {
-    uint64_t bps = qs_bwe_bandwidth(plan->bwe) * 8 * QS_STREAM_LINK_SHARE_PCT / 100;
-
-    bps = bps / MAX(n, 1) * plan->streams.rate_pct / 100;
-    return (uint32_t)CLAMP(bps, plan->caps.min_stream_bitrate,
-                           MIN(QS_STREAM_MAX_BITRATE, plan->caps.max_stream_bitrate));
+    return qs_rate_stream_ceiling(qs_bwe_bandwidth(plan->bwe), n, plan->streams.rate_pct,
+                                  plan->caps.min_stream_bitrate,
+                                  MIN(QS_STREAM_MAX_BITRATE, plan->caps.max_stream_bitrate));
 }
 
 static int find(const QsDisplayPlan *plan, uint32_t id)
@@ -118,13 +118,14 @@ void qs_plan_stream_start(QsDisplayPlan *plan, guint slot, const QsRect *r, uint
     s->rect = *r;
     s->codec = st->h264_ok && !st->prefer_mjpeg ? QS_PLAN_STREAM_H264 : QS_PLAN_STREAM_MJPEG;
     s->fps = fps;
+    s->quality = qs_rate_stream_quality(s->codec == QS_PLAN_STREAM_H264);
     s->dirty = TRUE;
     s->last_change_us = now_us;
     st->slot[slot] = s;
     s->bitrate = stream_bitrate(plan, n_streams(plan));
     qs_plan_push(plan, &(QsPlanAction){ .kind = QS_PLAN_STREAM_CREATE, .stream = s->id,
                                         .rect = *r, .codec = s->codec, .fps = fps,
-                                        .bitrate = s->bitrate,
+                                        .bitrate = s->bitrate, .quality = s->quality,
                                         .mm_time = qs_mm_time_from_monotonic(now_us),
                                         .report_window = QS_FRAME_TIME_REPORT_WINDOW });
     qs_scheduler_stream_set(plan->sched, s->id, r, now_us);
@@ -134,8 +135,10 @@ void qs_plan_stream_start(QsDisplayPlan *plan, guint slot, const QsRect *r, uint
             r->y, fps, s->bitrate);
 }
 
-/* Follow the link, but not its noise: the encoder is retuned on a 20 %
- * change. */
+/* Follow the link, but not its noise: the encoder's ceiling is retuned on
+ * a 20 % change. A frame's estimate is the ceiling over qemu's frame
+ * interval (which the encoder is told too); its real size is usually far
+ * below (the quality target's). */
 static void hand_to_encoder(QsDisplayPlan *plan, QsPlanStream *s, QsPlanKind kind,
                             QsPlanAction *action)
 {
@@ -146,9 +149,12 @@ static void hand_to_encoder(QsDisplayPlan *plan, QsPlanStream *s, QsPlanKind kin
     }
     *action = (QsPlanAction){ .kind = kind, .stream = s->id, .rect = s->rect,
                               .codec = s->codec, .fps = s->fps, .bitrate = s->enc_bitrate,
+                              .quality = s->quality,
+                              .source_interval_us = s->source_interval_us,
                               .item.surface_serial = plan->serial };
-    action->est_bytes = kind == QS_PLAN_STREAM_FRAME ? s->bitrate / 8 / MAX(s->fps, 1)
-                                                     : QS_STREAM_FLUSH_BYTES;
+    action->est_bytes = kind == QS_PLAN_STREAM_FRAME
+                            ? qs_rate_frame_bytes(s->bitrate, s->fps, s->source_interval_us)
+                            : QS_STREAM_FLUSH_BYTES;
     s->encoding = TRUE;
     plan->encoding_bytes += action->est_bytes;
 }

@@ -8,8 +8,9 @@ that does not serve fails it) has all its presses drawn, none before the
 link's round trip; display traffic within the link's rate; CPU figures for
 each process it watched, below the machine's cores and above zero for qemu
 and the helper; a peak RSS for qemu and the helper; everything alive at the
-end; and the qemu-spice cell's frozen frame equal to qemu's screendump
-(every full run so far: docs/performance.md). The outputs hold one row per
+end; the activity's picture scored in every cell (the still screenshot
+against qemu's screendump); and the qemu-spice cell's frozen frame equal to
+qemu's screendump (every full run so far: docs/performance.md). The outputs hold one row per
 press."""
 
 import csv
@@ -76,6 +77,13 @@ def check_cell(cell):
         assert proc == "relay" or c > 0, f"{name}: {proc} {c} cores"
     for proc in watched - {"relay"}:
         assert cell.get(f"{proc}_peak_mib", 0) > 0, f"{name}: no peak RSS of {proc}"
+
+    # The picture-quality measure: the client's activity rectangle shortly
+    # after the stop, scored against qemu's screendump (tests/bench/rig).
+    still = cell.get("still")
+    assert still and "error" not in still and still.get("pixels", 0) > 0, f"{name}: still {still}"
+    assert still["psnr_db"] == "inf" or still["psnr_db"] > 0, f"{name}: still {still}"
+    assert 0 < still["ssim"] <= 1, f"{name}: still {still}"
 
     if cell["config"].startswith("qs-"):
         frozen = cell.get("frozen")

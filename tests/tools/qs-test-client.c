@@ -16,6 +16,7 @@ static const char summary[] =
     "  keylat                key-to-pixel latency over --rect, JSON line per sample + summary\n"
     "  watch                 count display activity for --seconds, JSON\n"
     "  sleep MS              keep the session for MS milliseconds\n"
+    "  wait-file PATH MS     keep the session until PATH exists, at most MS milliseconds\n"
     "\n"
     "Exit status: 0 ok, 2 usage, 3 connect, 4 link refused, 5 auth (ticket), 6 TLS,\n"
     "7 disconnected/IO, 8 timeout, 9 expectation failed, 10 output file, 11 unsupported.";
@@ -159,11 +160,36 @@ static int check_commands(char **argv, int argc)
         } else if (g_str_equal(cmd, "sleep")) {
             if (++i >= argc || !parse_uint(argv[i], 3600000, &v))
                 return usage("%s needs milliseconds", cmd);
+        } else if (g_str_equal(cmd, "wait-file")) {
+            if (i + 2 >= argc || !parse_uint(argv[i + 2], 3600000, &v))
+                return usage("%s needs PATH and milliseconds", cmd);
+            i += 2;
         } else {
             return usage("unknown command '%s'", cmd);
         }
     }
     return argc > 1 ? QS_TC_EXIT_OK : usage("%s", "no command given");
+}
+
+/* The session keeps running (display updates are drawn) while it waits:
+ * a harness creates PATH at the moment it wants the next command run (the
+ * benchmark: a screenshot a set time after it stopped the guest). Polled
+ * every 5 ms. */
+static int wait_file(QsTc *tc, const char *path, gint64 timeout_us)
+{
+    gint64 deadline = g_get_monotonic_time() + timeout_us;
+
+    while (!g_file_test(path, G_FILE_TEST_EXISTS)) {
+        if (tc->fail_status)
+            return tc->fail_status;
+        if (g_get_monotonic_time() >= deadline) {
+            qs_tc_fail(tc, QS_TC_EXIT_TIMEOUT, "wait-file: %s did not appear in %" G_GINT64_FORMAT
+                       " ms", path, timeout_us / 1000);
+            return tc->fail_status;
+        }
+        qs_tc_wait(tc, NULL, NULL, 5000);
+    }
+    return QS_TC_EXIT_OK;
 }
 
 static int run_commands(QsTc *tc, const Options *o, char **argv, int argc)
@@ -227,6 +253,11 @@ static int run_commands(QsTc *tc, const Options *o, char **argv, int argc)
         } else if (g_str_equal(cmd, "sleep")) {
             parse_uint(argv[++i], 3600000, &v);
             qs_tc_wait(tc, NULL, NULL, (gint64)v * 1000);
+        } else if (g_str_equal(cmd, "wait-file")) {
+            const char *path = argv[++i];
+
+            parse_uint(argv[++i], 3600000, &v);
+            rc = wait_file(tc, path, (gint64)v * 1000);
         }
     }
     return tc->fail_status ? tc->fail_status : rc;

@@ -70,14 +70,14 @@ static gboolean has_idr(GBytes *b)
     return FALSE;
 }
 
-static const QsStreamShape lan = { QS_VIDEO_CODEC_H264, 10, 20, SIDE, SIDE, 25, 8000000 };
+static const QsStreamShape lan = { QS_VIDEO_CODEC_H264, 10, 20, SIDE, SIDE, 25, 8000000, 0 };
 
 /* The head's request is encoded once; the seat behind gets those bytes. */
 static void ask(QsStreamSeat *seat, guint n, uint32_t bitrate)
 {
     gboolean head = qs_stream_seat_needs_pixels(seat, bitrate);
 
-    qs_stream_seat_request(seat, FALSE, head ? pixels(n) : NULL);
+    qs_stream_seat_request(seat, FALSE, head ? pixels(n) : NULL, 0);
 }
 
 static void test_two_viewers_one_encoder(void)
@@ -92,9 +92,9 @@ static void test_two_viewers_one_encoder(void)
     g_assert_cmpuint(qs_stream_seat_peers(sa), ==, 2);
     /* A at the head reads pixels; B's first frame is A's (in flight). */
     g_assert_true(qs_stream_seat_needs_pixels(sa, lan.bitrate));
-    qs_stream_seat_request(sa, FALSE, pixels(0));
+    qs_stream_seat_request(sa, FALSE, pixels(0), 0);
     g_assert_false(qs_stream_seat_needs_pixels(sb, lan.bitrate));
-    qs_stream_seat_request(sb, FALSE, NULL);
+    qs_stream_seat_request(sb, FALSE, NULL, 0);
     g_assert_cmpuint(a.answers + b.answers, ==, 0);     /* never inside the request */
     wait_answers(&a, 1);
     wait_answers(&b, 1);
@@ -112,7 +112,7 @@ static void test_two_viewers_one_encoder(void)
         g_autoptr(GBytes) want = NULL;
 
         g_assert_false(qs_stream_seat_needs_pixels(sb, lan.bitrate));
-        qs_stream_seat_request(sb, FALSE, NULL);
+        qs_stream_seat_request(sb, FALSE, NULL, 0);
         wait_answers(&b, 1 + i);
         g_assert_true(b.shared && !b.flush);
         want = g_bytes_ref(b.data);
@@ -146,12 +146,12 @@ static void test_joiner_gets_keyframe(void)
     g_assert_false(has_idr(a.data));
     sb = qs_stream_seat_new(share, &lan, on_frame, &b);
     qs_stream_seat_needs_pixels(sb, lan.bitrate);
-    qs_stream_seat_request(sb, TRUE, NULL);
+    qs_stream_seat_request(sb, TRUE, NULL, 0);
     wait_answers(&b, 1);
     g_assert_true(b.ok && b.flush && !b.data);
     /* B's first real frame, from its own read: a keyframe A gets too. */
     g_assert_true(qs_stream_seat_needs_pixels(sb, lan.bitrate));
-    qs_stream_seat_request(sb, FALSE, pixels(9));
+    qs_stream_seat_request(sb, FALSE, pixels(9), 0);
     wait_answers(&b, 2);
     g_assert_true(has_idr(b.data) && !b.shared);
     ask(sa, 10, lan.bitrate);
@@ -182,7 +182,7 @@ static void test_behind_catches_up_then_goes_solo(void)
     }
     g_assert_true(qs_stream_seat_needs_pixels(sb, lan.bitrate));   /* caught up */
     g_assert_cmpuint(qs_stream_seat_peers(sb), ==, 2);
-    qs_stream_seat_request(sb, FALSE, pixels(50));
+    qs_stream_seat_request(sb, FALSE, pixels(50), 0);
     wait_answers(&b, 1);
     g_assert_true(has_idr(b.data) && !b.shared);
     ask(sa, n++, lan.bitrate);                      /* A takes B's keyframe */
@@ -198,7 +198,7 @@ static void test_behind_catches_up_then_goes_solo(void)
     g_assert_cmpuint(qs_stream_seat_peers(sb), ==, 1);
     g_assert_cmpuint(qs_stream_seat_peers(sa), ==, 1);
     g_assert_cmpuint(qs_stream_share_n_tiers(share), ==, 2);
-    qs_stream_seat_request(sb, FALSE, pixels(60));
+    qs_stream_seat_request(sb, FALSE, pixels(60), 0);
     wait_answers(&b, 2);
     g_assert_true(has_idr(b.data) && !b.shared);
     g_assert_cmpuint(qs_video_encoders_alive(), ==, base + 2);

@@ -84,7 +84,7 @@ static void test_h264_live(void)
     g_autofree char *dir = g_dir_make_tmp("qs-live-XXXXXX", NULL);
     g_autoptr(GError) error = NULL;
     g_autoptr(QsVideoEncoder) enc = qs_video_encoder_new(QS_VIDEO_CODEC_H264, W, H,
-                                                         30, 2000000, &error);
+                                                         30, 2000000, 0, &error);
     g_autoptr(GPtrArray) aus = g_ptr_array_new_with_free_func((GDestroyNotify)g_bytes_unref);
     g_autofree uint8_t *buf = g_malloc(STRIDE * H);
     GRand *rand = g_rand_new_with_seed(3);
@@ -166,10 +166,12 @@ static double cpu_now(void)
     return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-static void bench_one(QsVideoCodec codec, VtContent content, uint32_t bitrate,
+/* `quality` 0: the bit rate is the target; else the quality the helper's
+ * streams use (flow/qs-rate.h) under `bitrate` as ceiling. */
+static void bench_one(QsVideoCodec codec, VtContent content, uint32_t bitrate, int quality,
                       const char *dir)
 {
-    g_autoptr(QsVideoEncoder) enc = qs_video_encoder_new(codec, BW, BH, 30, bitrate,
+    g_autoptr(QsVideoEncoder) enc = qs_video_encoder_new(codec, BW, BH, 30, bitrate, quality,
                                                          NULL);
     g_autofree uint8_t *buf = g_malloc(BW * 4 * BH);
     g_autofree uint8_t *ys = g_malloc((size_t)BW * BH * BFRAMES);
@@ -229,12 +231,13 @@ static void bench_one(QsVideoCodec codec, VtContent content, uint32_t bitrate,
         g_unlink(path);
     }
     g_test_minimized_result(secs * 1000 / BFRAMES,
-                            "%s %s %2u Mbit/s: %.2f ms CPU/frame (worst %.2f), "
+                            "%s %s %2u Mbit/s%s: %.2f ms CPU/frame (worst %.2f), "
                             "%.0f B/frame (%.2f Mbit/s at 30 fps), Y PSNR %.2f dB "
                             "over %u decoded frames",
                             qs_video_codec_name(codec),
                             content == VT_BUSY ? "busy " : "heavy",
-                            bitrate / 1000000, secs * 1000 / BFRAMES, worst * 1000,
+                            bitrate / 1000000, quality ? " ceiling, by quality" : "",
+                            secs * 1000 / BFRAMES, worst * 1000,
                             (double)bytes / BFRAMES,
                             bytes * 8.0 * 30 / BFRAMES / 1e6,
                             decoded ? psnr / decoded : 0.0, decoded);
@@ -262,8 +265,14 @@ static void test_bench(void)
     g_test_minimized_result(ms, "BGRX->I420 640x480: %.3f ms CPU", ms);
     for (int content = VT_BUSY; content <= VT_HEAVY; content++) {
         for (guint r = 0; r < G_N_ELEMENTS(rates); r++) {
-            bench_one(QS_VIDEO_CODEC_H264, content, rates[r], dir);
-            bench_one(QS_VIDEO_CODEC_MJPEG, content, rates[r], dir);
+            bench_one(QS_VIDEO_CODEC_H264, content, rates[r], 0, dir);
+            bench_one(QS_VIDEO_CODEC_MJPEG, content, rates[r], 0, dir);
+        }
+        /* What the helper's streams do: the quality target under a ceiling
+         * (CRF 25 and MJPEG's top of 80, flow/qs-rate.h). */
+        for (guint r = 0; r < G_N_ELEMENTS(rates); r++) {
+            bench_one(QS_VIDEO_CODEC_H264, content, rates[r], 25, dir);
+            bench_one(QS_VIDEO_CODEC_MJPEG, content, rates[r], 80, dir);
         }
     }
     g_rand_free(rand);

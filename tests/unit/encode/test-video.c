@@ -25,7 +25,7 @@ typedef struct {
 static void clip_encode(Clip *c, QsVideoCodec codec, uint32_t bitrate)
 {
     g_autoptr(GError) error = NULL;
-    g_autoptr(QsVideoEncoder) enc = qs_video_encoder_new(codec, W, H, 30, bitrate,
+    g_autoptr(QsVideoEncoder) enc = qs_video_encoder_new(codec, W, H, 30, bitrate, 0,
                                                          &error);
     g_autofree uint8_t *buf = g_malloc(STRIDE * H);
     g_autofree uint8_t *u = g_malloc(W * H / 4);
@@ -213,7 +213,7 @@ static void test_h264_bitrate(void)
 {
     g_autoptr(GError) error = NULL;
     g_autoptr(QsVideoEncoder) enc = qs_video_encoder_new(QS_VIDEO_CODEC_H264, W, H,
-                                                         30, 2000000, &error);
+                                                         30, 2000000, 0, &error);
     g_autofree uint8_t *buf = g_malloc(STRIDE * H);
     GRand *rand = g_rand_new_with_seed(7);
     uint64_t bytes[2] = { 0, 0 };
@@ -251,13 +251,83 @@ static void test_h264_bitrate(void)
     g_rand_free(rand);
 }
 
+/* Average bytes of frames 10..n-1 of `content` (or a gradient sliding one
+ * pixel a frame when `smooth`) at quality `crf` under `ceiling`, the
+ * source delivering a picture every `interval_us`. */
+static double crf_average(gboolean smooth, uint32_t ceiling, int crf, int64_t interval_us)
+{
+    g_autoptr(GError) error = NULL;
+    g_autoptr(QsVideoEncoder) enc = qs_video_encoder_new(QS_VIDEO_CODEC_H264, W, H, 30,
+                                                         ceiling, crf, &error);
+    g_autofree uint8_t *buf = g_malloc(STRIDE * H);
+    GRand *rand = g_rand_new_with_seed(11);
+    uint64_t bytes = 0;
+    const guint n = 60;
+
+    g_assert_no_error(error);
+    g_assert_cmpint(qs_video_encoder_get_quality(enc), ==, crf);
+    qs_video_encoder_set_source_interval(enc, interval_us);
+    for (guint i = 0; i < n; i++) {
+        QsVideoFrame f = { 0 };
+
+        if (smooth) {
+            for (guint y = 0; y < H; y++) {
+                for (guint x = 0; x < W; x++) {
+                    uint8_t *px = buf + y * STRIDE + x * 4;
+
+                    px[0] = (uint8_t)((x + i) * 255 / (W + n));
+                    px[1] = (uint8_t)(y * 255 / H);
+                    px[2] = 128;
+                    px[3] = 0;
+                }
+            }
+        } else {
+            vt_draw(VT_HEAVY, i, buf, STRIDE, W, H, rand);
+        }
+        gboolean ok = qs_video_encoder_encode(enc, buf, STRIDE, FALSE, &f, &error);
+
+        g_assert_no_error(error);
+        g_assert_true(ok);
+        if (i >= 10) {
+            bytes += g_bytes_get_size(f.data);
+        }
+        g_bytes_unref(f.data);
+    }
+    g_rand_free(rand);
+    return (double)bytes / (n - 10);
+}
+
+/* By quality, the link as ceiling: a smooth moving picture costs a small
+ * part of the ceiling, noise is held under it, and the ceiling is spread
+ * over the source's frame interval (qemu's rate), not over 1/fps. */
+static void test_h264_crf(void)
+{
+    const uint32_t ceiling = 4000000;
+    double nominal = ceiling / 8.0 / 30;
+    double smooth = crf_average(TRUE, ceiling, 25, 33333);
+    double noise = crf_average(FALSE, ceiling, 25, 33333);
+    double noise_10fps = crf_average(FALSE, ceiling, 25, 100000);
+    g_autoptr(GError) error = NULL;
+
+    g_test_message("ceiling %.0f B/frame at 30 fps: smooth %.0f, noise %.0f, "
+                   "noise at 10 fps %.0f", nominal, smooth, noise, noise_10fps);
+    g_assert_cmpfloat(smooth, <, nominal / 4);
+    g_assert_cmpfloat(noise, <, nominal * 1.3);
+    g_assert_cmpfloat(noise, >, nominal * 0.5);
+    g_assert_cmpfloat(noise_10fps, >, nominal * 1.5);
+    g_assert_cmpfloat(noise_10fps, <, nominal * 3 * 1.3);
+    /* A CRF beyond H.264's QP range is refused. */
+    g_assert_null(qs_video_encoder_new(QS_VIDEO_CODEC_H264, W, H, 30, ceiling, 52, &error));
+    g_assert_error(error, QS_VIDEO_ERROR, QS_VIDEO_ERROR_INVALID);
+}
+
 /* MJPEG frames are keyframes that TurboJPEG decodes to the source, and
  * the quality follows the budget down for noise. */
 static void test_mjpeg(void)
 {
     g_autoptr(GError) error = NULL;
     g_autoptr(QsVideoEncoder) enc = qs_video_encoder_new(QS_VIDEO_CODEC_MJPEG, W, H,
-                                                         30, 1000000, &error);
+                                                         30, 1000000, 0, &error);
     g_autofree uint8_t *buf = g_malloc(STRIDE * H);
     g_autofree uint8_t *dec = g_malloc(W * 4 * H);
     GRand *rand = g_rand_new_with_seed(5);
@@ -320,7 +390,7 @@ static void test_invalid(void)
     for (guint i = 0; i < G_N_ELEMENTS(bad); i++) {
         g_autoptr(GError) error = NULL;
         QsVideoEncoder *enc = qs_video_encoder_new(bad[i].codec, bad[i].w, bad[i].h,
-                                                   bad[i].fps, 1000000, &error);
+                                                   bad[i].fps, 1000000, 0, &error);
         int want = bad[i].codec == 2 ? QS_VIDEO_ERROR_UNSUPPORTED
                                      : QS_VIDEO_ERROR_INVALID;
 
@@ -398,6 +468,7 @@ int main(int argc, char **argv)
     g_test_add_func("/encode/video/h264-structure", test_h264_structure);
     g_test_add_func("/encode/video/h264-decode", test_h264_decode);
     g_test_add_func("/encode/video/h264-bitrate", test_h264_bitrate);
+    g_test_add_func("/encode/video/h264-crf", test_h264_crf);
     g_test_add_func("/encode/video/mjpeg", test_mjpeg);
     return g_test_run();
 }

@@ -4,6 +4,7 @@ run of cells with the same configuration and activity reuses."""
 
 import contextlib
 import json
+import math
 import os
 import queue
 import socket
@@ -190,7 +191,9 @@ def run_cell(vm, profile, link_mode, opts, cell_dir, viewers=()):
     rec["keybox"], rec["activity_rect"] = keybox, activity
     mid_png = os.path.join(cell_dir, "mid.png")
     frozen_png = os.path.join(cell_dir, "frozen.png")
-    for p in (mid_png, frozen_png):
+    stills = [os.path.join(cell_dir, still_name(i, "png")) for i in range(len(STILL_MS))]
+    for p in [mid_png, frozen_png] + stills + [
+            os.path.join(cell_dir, still_name(i, "go")) for i in range(len(STILL_MS))]:
         if os.path.exists(p):
             os.unlink(p)
     for pid in vm.pids().values():
@@ -227,19 +230,46 @@ def run_cell(vm, profile, link_mode, opts, cell_dir, viewers=()):
         rec["helper_exit"] = vm.helper.returncode
     rec["load_end"] = measure.loadavg()
     _score_images(rec, mid_png, frozen_png, os.path.join(cell_dir, "reference.png"),
-                  keybox, activity)
+                  keybox, activity, stills, profile)
     return rec
+
+
+# The picture-quality measure: the client's screenshots STILL_MS[i] + RTT/2
+# after the guest was stopped, scored inside the activity rectangle against
+# qemu's screendump (the lossless reference of that same frozen frame). The
+# first that shows the frozen frame counts: by 150 ms qemu-spice's last
+# frame has reached the client (at most one frame interval plus its encode
+# and serialisation), and it ends a still stream 300 ms after the last
+# change; spice-server's client holds frames longer (its stamps lead by
+# up to 400 ms), hence the later ones. Whether a still is the frozen frame
+# is checked, not assumed: a moving picture that matches the reference
+# better shifted is an older frame ("stale"). A frame that needs more than
+# that on the link (heavy, 2 Mbit/s) may never be caught lossy.
+STILL_MS = (150, 400, 700)
+
+
+def still_name(i, ext):
+    return f"still-{STILL_MS[i]}.{ext}"   # .go: created by the rig when the client is to take it
+
+
+STILL_STALE_DB = 0.5          # a shifted match this much better: another frame
+STILL_WAIT_MS = 60000          # the client's bound on that wait (the cell's own is shorter)
 
 
 def _drive_client(vm, link, relay, opts, rec, profile, keybox, mid_png, frozen_png,
                   cell_dir):
     freeze_ms = opts.freeze_ms(profile)
+    still_cmds = []
+    for i in range(len(STILL_MS)):
+        still_cmds += ["wait-file", os.path.join(cell_dir, still_name(i, "go")), STILL_WAIT_MS,
+                       "screenshot", os.path.join(cell_dir, still_name(i, "png"))]
     argv = link.client_argv([
         opts.client, "--host", SERVER_ADDR, "--port", RELAY_PORT, "--timeout",
         opts.client_timeout, "--settle", "0", "--rect", ",".join(map(str, keybox)),
         "--count", opts.presses + 1, "--interval", opts.interval_ms,
         "--sample-timeout", PROBE_TIMEOUT_MS,
         "sleep", opts.warmup_ms, "keylat", "screenshot", mid_png,
+        *still_cmds,
         "sleep", freeze_ms, "screenshot", frozen_png])
     rec["client_argv"] = argv
     err = open(os.path.join(cell_dir, "client.stderr"), "wb")
@@ -288,7 +318,7 @@ def _drive_client(vm, link, relay, opts, rec, profile, keybox, mid_png, frozen_p
                 cpu.stop()
                 snap1 = relay.snapshot()
                 rec["client_summary"] = obj
-                _freeze(vm, relay, client, rec, mid_png, cell_dir, deadline)
+                _freeze(vm, relay, client, rec, mid_png, cell_dir, deadline, profile)
     except CellFailed as e:
         rec["failure"] = str(e)
     finally:
@@ -325,8 +355,9 @@ def _drive_client(vm, link, relay, opts, rec, profile, keybox, mid_png, frozen_p
         }
 
 
-def _freeze(vm, relay, client, rec, mid_png, cell_dir, deadline):
-    """Stop the guest once the mid-animation screenshot exists, take qemu's
+def _freeze(vm, relay, client, rec, mid_png, cell_dir, deadline, profile):
+    """Stop the guest once the mid-animation screenshot exists, have the
+    client take its still screenshots STILL_MS + RTT/2 later, take qemu's
     screendump as the lossless reference, and watch the display connection
     until the client has taken its frozen screenshot."""
     while not os.path.exists(mid_png):
@@ -335,6 +366,12 @@ def _freeze(vm, relay, client, rec, mid_png, cell_dir, deadline):
         time.sleep(0.02)
     t_stop = time.monotonic()
     vm.q.stop()
+    for i, ms in enumerate(STILL_MS):
+        go = threading.Timer((ms + profile.rtt_ms / 2) / 1000.0,
+                             lambda p=os.path.join(cell_dir, still_name(i, "go")):
+                             open(p, "w").close())
+        go.daemon = True
+        go.start()
     first = relay.snapshot(timeout=2.0)
     w, h, data = vm.q.screendump()
     from PIL import Image
@@ -380,10 +417,28 @@ def settle_from_trace(trace, end_s):
     return last, settled
 
 
-def _score_images(rec, mid_png, frozen_png, ref_png, keybox, activity):
+def _score_images(rec, mid_png, frozen_png, ref_png, keybox, activity, stills, profile):
     if not os.path.exists(ref_png):
         return
     ref = measure.load_rgb(ref_png)
+    rec["stills"] = []
+    for i, path in enumerate(stills):
+        if not os.path.exists(path):
+            continue
+        img = measure.load_rgb(path)
+        sc = measure.compare_inside(img, ref, activity)
+        sc["after_stop_ms"] = STILL_MS[i] + profile.rtt_ms / 2
+        off = measure.motion_offset(img, ref, activity)
+        if off:
+            zero, best, dx, dy = off
+            sc["best_shift"] = [dx, dy]
+            sc["best_shift_psnr_db"] = best if math.isfinite(best) else "inf"
+            sc["stale"] = (dx, dy) != (0, 0) and best > zero + STILL_STALE_DB
+        rec["stills"].append(sc)
+    # The score: the first still that is the frozen frame, else the last.
+    fresh = [sc for sc in rec["stills"] if not sc.get("stale")]
+    if fresh or rec["stills"]:
+        rec["still"] = (fresh or rec["stills"])[-1 if not fresh else 0]
     if os.path.exists(mid_png):
         rec["mid"] = measure.compare(measure.load_rgb(mid_png), ref, [keybox, activity])
     if os.path.exists(frozen_png):

@@ -118,6 +118,42 @@ def ssim(a, b, mask, k=8):
     return float(s[inside].mean()) if inside.any() else None
 
 
+def compare_inside(client, reference, rect):
+    """compare() inside one (x, y, w, h) rect only: the activity's picture
+    quality. PSNR over R, G and B is the headline (docs/performance.md says
+    why), SSIM beside it."""
+    if client.shape != reference.shape:
+        return compare(client, reference, [])
+    x, y, w, h = rect
+    return compare(client[y:y + h, x:x + w], reference[y:y + h, x:x + w], [])
+
+
+def motion_offset(client, reference, rect, max_shift=8, step=2):
+    """Whether the client's picture in rect is the reference's frame: PSNR of
+    the rect's inner part (max_shift in from each side) against the
+    reference shifted by up to max_shift pixels. Returns (psnr at no shift,
+    best psnr, dx, dy). A moving picture whose best match is shifted was an
+    earlier (or later) frame than the reference, whatever its coding."""
+    x, y, w, h = rect
+    m = max_shift
+    if w <= 2 * m or h <= 2 * m or client.shape != reference.shape:
+        return None
+    a = client[y + m:y + h - m, x + m:x + w - m].astype(np.float64)
+    best, zero = None, None
+    for dy in range(-m, m + 1, step):
+        for dx in range(-m, m + 1, step):
+            b = reference[y + m + dy:y + h - m + dy, x + m + dx:x + w - m + dx]
+            if b.shape != a.shape:
+                continue
+            mse = float(np.mean((a - b) ** 2))
+            p = math.inf if mse == 0 else 10 * math.log10(255.0 ** 2 / mse)
+            if dx == 0 and dy == 0:
+                zero = p
+            if best is None or p > best[0]:
+                best = (p, dx, dy)
+    return zero, best[0], best[1], best[2]
+
+
 def compare(client, reference, exclude):
     """Pixels differing, PSNR and SSIM of client against reference outside exclude."""
     if client.shape != reference.shape:

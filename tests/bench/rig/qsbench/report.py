@@ -71,19 +71,20 @@ def tables(records, meta):
     records = reference_order(records)
     out = []
     out.append("| Link | Activity | Config | Samples | p50 ms | p95 ms | Timeouts | "
-               "Display Mbit/s | Background exact (px differing) | Background PSNR dB | "
+               "Display Mbit/s | Activity PSNR dB (still) | Activity SSIM (still) | "
+               "Background exact (px differing) | Background PSNR dB | "
                "Frozen exact (px differing) | Frozen SSIM | Frozen PSNR dB | Settle s | "
                "Load start/end |")
-    out.append("|" + "---|" * 15)
+    out.append("|" + "---|" * 17)
     for r in records:
         lat = latencies(r)
         load = f"{r.get('load_start', 0):.1f} / {r.get('load_end', 0):.1f}"
         if not lat:
             out.append(f"| {r['link_label']} | {r['activity']} | {r['config_label']} | 0 | "
-                       f"{r.get('failure', 'no samples')} | - | - | - | - | - | - | - | - | - "
+                       f"{r.get('failure', 'no samples')} | - | - | - | - | - | - | - | - | - | - | - "
                        f"| {load} |")
             continue
-        mid, fro = r.get("mid", {}), r.get("frozen", {})
+        mid, fro, still = r.get("mid", {}), r.get("frozen", {}), r.get("still", {})
         tr = r.get("traffic", {})
         bg = "-" if not mid or "exact" not in mid else \
             f"{'yes' if mid['exact'] else 'no'} ({mid['differing']})"
@@ -94,7 +95,10 @@ def tables(records, meta):
         out.append(
             f"| {r['link_label']} | {r['activity']} | {r['config_label']} | {len(lat)} | "
             f"{percentile(lat, 50):.0f} | {percentile(lat, 95):.0f} | {timeouts(r)} | "
-            f"{_f(tr.get('display_mbit_s'), '.1f')} | {bg} | {_db(mid.get('psnr_db'))} | "
+            f"{_f(tr.get('display_mbit_s'), '.1f')} | {_db(still.get('psnr_db'))}"
+            f"{' at ' + format(still['after_stop_ms'], '.0f') + ' ms' if 'after_stop_ms' in still else ''}"
+            f"{' (stale)' if still.get('stale') else ''} | "
+            f"{_f(still.get('ssim'), '.4f')} | {bg} | {_db(mid.get('psnr_db'))} | "
             f"{fz} | {_f(fro.get('ssim'), '.4f')} | {_db(fro.get('psnr_db'))} | {settle} | "
             f"{load} |")
     out.append("")

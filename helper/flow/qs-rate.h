@@ -1,0 +1,75 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* The display plan's rate decisions: a picture-quality target, the link's share as its ceiling. */
+#pragma once
+
+#include <glib.h>
+#include <stdint.h>
+
+/*
+ * Before, a stream's bit rate was the link's share itself (about 11.6
+ * Mbit/s on a LAN whether the picture was a smooth gradient or noise), and
+ * a still image's JPEG quality followed the link alone. Now the encoder
+ * gets a quality to reach and the link's share only bounds it:
+ *
+ *   H.264   x264's CRF QS_RATE_H264_CRF, with the share as VBV max rate;
+ *   MJPEG   JPEG quality up to QS_RATE_MJPEG_QUALITY, stepping down only
+ *           when a frame overruns the share (encode/qs-video-mjpeg.c);
+ *   images  JPEG quality QS_RATE_JPEG_TARGET, stepped down while lossy
+ *           images take longer than QS_RATE_JPEG_IMAGE_US on the link,
+ *           back up when they take less than a quarter of it. The lossless
+ *           refine follows either way (qs-plan-images.c).
+ *
+ * Why these targets: CRF 25 is two steps coarser than x264's default of 23,
+ * for a picture that is seen for one frame interval and then replaced or
+ * refined. On the benchmark's busy guest (docs/performance.md, 2026-12-02)
+ * it sent 0.6 Mbit/s, 0.03x to 0.14x spice-server's MJPEG, its frozen
+ * frame at 34.4 dB PSNR against the MJPEG's 38.0 (80 ms / 10 Mbit); CRF 22
+ * gained 0.5 dB of that for 1.5x the bytes, CRF 20 went over a quarter of
+ * spice-server's bytes there. The gap is not the CRF's. spice-server's
+ * MJPEG ladder tops at 80 (spice-protocol.md §8.2), so ours does too; still
+ * images start at 85, the top of the old link rule, since a still image is
+ * looked at until its refine.
+ */
+
+#define QS_RATE_H264_CRF 25
+#define QS_RATE_MJPEG_QUALITY 80
+#define QS_RATE_JPEG_TARGET 85
+#define QS_RATE_JPEG_FLOOR 40
+#define QS_RATE_JPEG_STEP_DOWN 10
+#define QS_RATE_JPEG_STEP_UP 5
+#define QS_RATE_JPEG_IMAGE_US 100000
+/* The share of the link's bandwidth all streams together may use: the rest
+ * is the fast lane's and images'. */
+#define QS_RATE_STREAM_LINK_SHARE_PCT 60
+/* A frame after a pause may be bigger (the VBV refilled), up to this many
+ * nominal frame intervals' worth of the ceiling. */
+#define QS_RATE_FRAME_MAX_INTERVALS 4
+
+/* The quality target of a new stream: CRF for H.264, top JPEG quality for
+ * MJPEG (encode/qs-video.h). */
+int qs_rate_stream_quality(gboolean h264);
+
+/* The ceiling of each of `n_streams` streams (bit/s): the streams' share of
+ * `link_bytes_per_s`, less what the client's drop reports took off
+ * (`rate_pct` of it), within [min_bps, max_bps]. */
+uint32_t qs_rate_stream_ceiling(uint64_t link_bytes_per_s, guint n_streams, uint32_t rate_pct,
+                                uint32_t min_bps, uint32_t max_bps);
+
+/* What a frame may cost at most (bytes) when the source (qemu) delivers
+ * a picture every `source_interval_us`: the ceiling over that interval, at
+ * least one nominal interval at `fps`, at most QS_RATE_FRAME_MAX_INTERVALS.
+ * <= 0: one nominal interval (not known yet). */
+uint32_t qs_rate_frame_bytes(uint32_t ceiling_bps, uint32_t fps, int64_t source_interval_us);
+
+/* Changes closer than this are one picture of qemu's (a frame may come as
+ * several updates). */
+#define QS_RATE_SAME_PICTURE_US 5000
+/* The source's frame interval after a change `dt_us` after the previous
+ * picture, from the average so far (0: none): a 1/8 moving average, each
+ * sample at most 1 s (a pause is not a frame rate). Samples under
+ * QS_RATE_SAME_PICTURE_US leave it as it was. */
+int64_t qs_rate_source_interval(int64_t avg_us, int64_t dt_us);
+
+/* The JPEG quality of the next still image after one of `bytes` went out
+ * at `quality` on a link of `link_bytes_per_s`. */
+int qs_rate_jpeg_next(int quality, uint64_t bytes, uint64_t link_bytes_per_s);
