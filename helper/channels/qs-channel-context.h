@@ -19,6 +19,7 @@
 
 typedef struct QsAgent QsAgent;
 typedef struct QsStreamShare QsStreamShare;
+typedef struct QsImageShare QsImageShare;
 typedef struct QsVmcBridge QsVmcBridge;
 typedef struct QsChannel QsChannel;
 typedef struct QsSession QsSession;
@@ -75,8 +76,10 @@ typedef struct {
 typedef struct {
     QsConsoleView heads[QS_CHANNELS_MAX_HEADS];
     guint n_heads;              /* 1..QS_CHANNELS_MAX_HEADS */
-    /* Per head: the video encoders its viewers share. */
+    /* Per head: the video encoders and the lossless images its viewers
+     * share. */
     QsStreamShare *streams[QS_CHANNELS_MAX_HEADS];
+    QsImageShare *images[QS_CHANNELS_MAX_HEADS];
     const char *vm_name;        /* MAIN_NAME, or NULL */
     const uint8_t *vm_uuid;     /* MAIN_UUID (16 bytes), or NULL */
     /* qemu's Mouse.IsAbsolute and Keyboard.Modifiers, from head 0's input:

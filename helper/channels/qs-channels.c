@@ -3,6 +3,7 @@
 #include "channels/qs-agent-channel.h"
 #include "channels/qs-channels-private.h"
 #include "channels/qs-msg.h"
+#include "channels/qs-image-share.h"
 #include "channels/qs-stream-share.h"
 #include "channels/qs-vmc-bridge.h"
 #include "util/qs-heap-trim.h"
@@ -143,6 +144,7 @@ QsChannels *qs_channels_new(const QsChannelsConfig *config)
         g_assert(heads[i].screen);
         *head = (QsConsoleView){ heads[i].screen, heads[i].cursor, heads[i].input };
         ctx->streams[i] = qs_stream_share_new();
+        ctx->images[i] = qs_image_share_new();
         *watch = (QsChannelsWatch){ hub, i, 0 };
         watch->screen_func = qs_screen_add_changed_func(head->screen, on_screen_changed,
                                                         watch);
@@ -173,6 +175,7 @@ void qs_channels_free(QsChannels *hub)
             qs_cursor_set_changed_func(hub->ctx.heads[i].cursor, NULL, NULL);
         }
         qs_stream_share_free(hub->ctx.streams[i]);
+        qs_image_share_unref(hub->ctx.images[i]);
     }
     if (hub->ctx.heads[0].input) {
         qs_input_set_changed_func(hub->ctx.heads[0].input, NULL, NULL);

@@ -128,6 +128,8 @@ static void display_finalize(QsChannel *ch)
     }
     g_source_destroy(dc->ping_timer);
     g_source_unref(dc->ping_timer);
+    qs_image_share_viewer_remove(dc->images);
+    qs_image_share_unref(dc->images);
     qs_display_plan_free(dc->plan);
     g_free(dc->pixels);
     qs_screen_watch_free(dc->watch);
@@ -184,6 +186,8 @@ QsChannel *qs_display_channel_new(QsSession *session, QsConn *conn)
     head = head < session->ctx->n_heads ? head : 0;
     dc->screen = qs_channel_context_head(session->ctx, head)->screen;
     dc->streams = session->ctx->streams[head];
+    dc->images = qs_image_share_ref(session->ctx->images[head]);
+    qs_image_share_viewer_add(dc->images);
     dc->watch = qs_screen_watch_new(dc->screen);
     dc->context = g_main_context_ref_thread_default();
     dc->stats.start_us = g_get_monotonic_time();

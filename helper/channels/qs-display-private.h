@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "channels/qs-msg.h"
+#include "channels/qs-image-share.h"
 #include "channels/qs-session.h"
 #include "channels/qs-stream-share.h"
 #include "encode/qs-video.h"
@@ -34,6 +35,7 @@ typedef struct {
     uint64_t messages;
     uint64_t images[4];         /* by QsImageCodec */
     uint64_t image_bytes;
+    uint64_t shared_images;     /* lossless images another viewer's session made */
     uint64_t frames, frame_bytes, flushes;
     uint64_t shared_frames;     /* encoded for another viewer of the console */
     uint64_t bytes_written;     /* last socket-level figure */
@@ -57,6 +59,7 @@ struct QsDisplayChannel {
     QsScreenWatch *watch;
     GMainContext *context;
     QsStreamShare *streams;     /* the console's, for its viewers' streams */
+    QsImageShare *images;       /* the console's lossless images, a reference */
     QsDisplayPlan *plan;
     gboolean init_received;
     gboolean pumping;

@@ -69,6 +69,7 @@ static void send_image(QsDisplayChannel *dc, const QsPlanAction *a, int64_t now_
     QsImageCodec lossless = a->bitmap ? QS_IMAGE_CODEC_BITMAP
                             : a->lz4 ? QS_IMAGE_CODEC_LZ4 : QS_IMAGE_CODEC_LZ;
     QsImageCodec used;
+    gboolean shared = FALSE;
     g_autoptr(GError) error = NULL;
     GBytes *msg;
     gsize size;
@@ -87,7 +88,8 @@ static void send_image(QsDisplayChannel *dc, const QsPlanAction *a, int64_t now_
         msg = qs_msg_draw_copy_jpeg(0, r.x, r.y, &px, a->jpeg_quality, lossless,
                                     ++dc->image_id, &used);
     } else {
-        msg = qs_msg_draw_copy(0, r.x, r.y, &px, lossless, ++dc->image_id, &used);
+        msg = qs_image_share_draw_copy(dc->images, r.x, r.y, &px, lossless, ++dc->image_id,
+                                       &used, &shared);
     }
     size = g_bytes_get_size(msg);
     qs_display_send(dc, SPICE_MSG_DISPLAY_DRAW_COPY, msg);
@@ -95,6 +97,7 @@ static void send_image(QsDisplayChannel *dc, const QsPlanAction *a, int64_t now_
                                (uint32_t)MIN(size, G_MAXUINT32), now_us);
     dc->stats.images[used]++;
     dc->stats.image_bytes += size;
+    dc->stats.shared_images += shared;
 }
 
 /* Carries out one action; FALSE when the plan has nothing more now. */

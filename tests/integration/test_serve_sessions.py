@@ -118,6 +118,35 @@ def test_two_clients_share_one_encoder(qemu_factory, qemu_flavour, guest, helper
         assert "shares its encoder with 1 other viewer" in h.stderr(), h.stderr()[-3000:]
 
 
+IMAGES = re.compile(r"display session: .* lossless repairs \d+, (\d+) from another viewer's")
+
+
+@pytest.mark.timeout(180)
+def test_two_clients_share_still_images(qemu_factory, guest, helper_binary, test_client):
+    """Keys drawn on the idle guest while two viewers watch: both sessions
+    send the same key box with the same pixels, and one of them takes the
+    other's image instead of encoding it again."""
+    q = qemu_factory(vga="virtio", mode="idle")
+    q.wait_ready(timeout=READY_TIMEOUT)
+    with serving(helper_binary, q, "--disable-ticketing", "--max-sessions", "2") as (h, port):
+        procs = [client(test_client, port, "watch", "--seconds", "8", timeout=60)
+                 for _ in range(2)]
+        wait_linked(h, 2)
+        time.sleep(2)           # both first pictures sent
+        for key in "qsqsqsqs":
+            q.send_key(key)
+            time.sleep(0.4)
+        for p in procs:
+            rc, _, err = finish(p, timeout=60)
+            assert rc == 0, err[-1500:]
+        deadline = time.monotonic() + 15
+        while len(IMAGES.findall(h.stderr())) < 2:
+            assert time.monotonic() < deadline, h.stderr()[-3000:]
+            time.sleep(0.1)
+        shared = [int(n) for n in IMAGES.findall(h.stderr())]
+        assert sum(shared) > 0, (shared, h.stderr()[-3000:])
+
+
 def read_line(proc, timeout):
     """The client's next stdout line, or None once it exited or the time is up."""
     import select

@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* Lossless images shared by the viewers of one console: a DRAW_COPY made for one session is reused for another that sends the same pixels. */
+#pragma once
+
+#include <glib.h>
+#include <stdint.h>
+
+#include "encode/qs-encoder.h"
+
+/*
+ * Each viewer's plan decides on its own which rectangles to send, but
+ * viewers of one console mostly send the same ones: the damage is the
+ * screen's. A lossless DRAW_COPY made for one session is kept a while; a
+ * session about to send the same codec at the same place with the same
+ * pixels (compared byte for byte, never by a hash alone) takes a copy
+ * with its own image id instead of encoding again. Nothing is kept while
+ * the console has one viewer. Lossy (JPEG) images are not shared: their
+ * quality is each plan's.
+ *
+ * Reference-counted: the hub and every display channel of the console
+ * hold it (a channel may outlive the hub). All on the channels' thread.
+ */
+
+/* At most this many images, and this many bytes of them (the pixels kept
+ * to compare with and the messages), are kept per console. */
+#define QS_IMAGE_SHARE_MAX_ENTRIES 16
+#define QS_IMAGE_SHARE_MAX_BYTES (16u << 20)
+
+typedef struct QsImageShare QsImageShare;
+
+QsImageShare *qs_image_share_new(void);
+QsImageShare *qs_image_share_ref(QsImageShare *share);
+void qs_image_share_unref(QsImageShare *share);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(QsImageShare, qs_image_share_unref)
+
+/* A display channel of the console comes or goes. */
+void qs_image_share_viewer_add(QsImageShare *share);
+void qs_image_share_viewer_remove(QsImageShare *share);
+
+/* DRAW_COPY of `rect` (packed rows: stride == width * 4) at (x, y) on
+ * surface 0 in `codec` (qs_msg_draw_copy), image id `id`. `*shared`: it
+ * came from another session's encode. */
+GBytes *qs_image_share_draw_copy(QsImageShare *share, int32_t x, int32_t y,
+                                 const QsPixelRect *rect, QsImageCodec codec,
+                                 uint64_t id, QsImageCodec *used, gboolean *shared);
+
+/* Images kept now (tests). */
+guint qs_image_share_n_kept(const QsImageShare *share);
