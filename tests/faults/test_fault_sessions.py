@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
-"""Several sessions: one client that stops reading holds no other back.
+"""Several sessions: one client that stops reading, is killed or reads a
+trickle holds no other back.
 
 The busy guest is served with the default --max-sessions (4). A raw client
 (spice_raw.py) links main and display, reads until the stream runs, then
@@ -23,6 +24,7 @@ integration run in a fresh-clone tools/check: 3 onsets, 297 updates, which
 is why the pause is a figure and not a correctness check.
 """
 
+import threading
 import time
 
 import pytest
@@ -82,6 +84,65 @@ def stalled_run(qemu_factory, guest, helper_binary, test_client, tmp_path):
 def test_stalled_client_holds_no_other(qemu_factory, guest, helper_binary, test_client,
                                        tmp_path):
     assert_no_problems(stalled_run(qemu_factory, guest, helper_binary, test_client, tmp_path))
+
+
+def throttle(raw, stop, on_s=0.02, period_s=0.5):
+    """Lets the raw client read 20 ms of every 500: a client on a link far
+    slower than the stream, whose socket is full most of the time."""
+    while not stop.wait(period_s - on_s):
+        for ch in raw.channels():
+            ch.reading.set()
+        time.sleep(on_s)
+        for ch in raw.channels():
+            ch.reading.clear()
+
+
+@pytest.mark.timeout(150)
+@pytest.mark.parametrize("fault", ["killed", "throttled"])
+def test_killed_or_throttled_client_holds_no_other(qemu_factory, guest, helper_binary,
+                                                   test_client, tmp_path, fault):
+    """A spice-gtk viewer SIGKILLed mid-stream, or a raw one reading a
+    trickle, beside a spice-gtk viewer watching the animation: the watcher
+    gets at least MIN_UPDATES_PER_S updates a second for its whole window,
+    qemu's listener is never dropped, the helper stays healthy."""
+    q = busy_guest(qemu_factory, guest)
+    with serving(helper_binary, q, "--disable-ticketing") as (h, port):
+        victim = raw = None
+        stop = threading.Event()
+        try:
+            if fault == "killed":
+                victim = Client(test_client, port, ["--settle", "0", "--seconds", 60, "watch"],
+                                tmp_path, name="victim", timeout=90)
+            else:
+                raw = Session(port)
+                assert raw.display.wait_messages(20, timeout=20 * slowdown(helper_binary))
+                threading.Thread(target=throttle, args=(raw, stop), daemon=True).start()
+            deadline = time.monotonic() + 30
+            while h.stderr().count("display: stream ") < 1:
+                assert time.monotonic() < deadline, h.stderr()[-2000:]
+                time.sleep(0.1)
+            other = Client(test_client, port,
+                           ["--settle", "0", "--seconds", WATCH_S, "--rect", ACTIVITY, "watch"],
+                           tmp_path, name="other")
+            if victim is not None:
+                time.sleep(2)
+                victim.kill()
+            rc = other.wait(timeout=other.timeout + 30)
+            if rc is None:
+                other.kill()
+            assert rc == 0, f"{other.argv} exited {rc}: {other.stderr()[-1500:]}"
+            watch = other.json_lines()[0]
+            assert updates(watch) >= MIN_UPDATES_PER_S * WATCH_S, watch
+            log = h.stderr()
+            assert "dropping it and registering a new one" not in log, log[-2000:]
+            assert_helper_healthy(h)
+            assert q.alive()
+        finally:
+            stop.set()
+            if raw is not None:
+                raw.close()
+            if victim is not None:
+                victim.kill()
 
 
 @pytest.mark.timing
