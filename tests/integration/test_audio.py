@@ -114,6 +114,8 @@ def client_main(argv):
 
 
 if __name__ != "__main__":
+    import time
+
     import pytest
 
     from harness import not_applicable
@@ -134,6 +136,16 @@ if __name__ != "__main__":
 
     AUDIODEV = "snd0"
 
+    def wait_audio_registered(h, timeout=30):
+        """Until the helper has registered with qemu's D-Bus audio. A client
+        that links before that is offered no playback channel: the helper
+        starts serving while its audio registration is still under way (a
+        known start-up window, docs/protocol.md)."""
+        deadline = time.monotonic() + timeout
+        while "registered with qemu's D-Bus audio" not in h.stderr():
+            assert time.monotonic() < deadline, h.stderr()[-3000:]
+            time.sleep(0.05)
+
     @pytest.mark.timeout(180)
     @pytest.mark.parametrize("qemu_rate,opus", [(None, True), (48000, True), (None, False)],
                              ids=["44k-opus", "48k-opus", "44k-raw"])
@@ -147,6 +159,8 @@ if __name__ != "__main__":
         q.wait_serial("BEEP on", timeout=120)
         try:
             with serving(helper_binary, q, "--disable-ticketing") as (h, port):
+                if qemu_flavour != "host":
+                    wait_audio_registered(h)
                 lines, stderr = run_client(port, 9, opus=opus)
             log = h.stderr()                # after exit: sanitizer reports too
         except AssertionError as e:
@@ -213,6 +227,7 @@ if __name__ != "__main__":
         q.wait_serial("BEEP on", timeout=120)
         for attempt in (1, 2):
             with serving(helper_binary, q, "--disable-ticketing") as (h, port):
+                wait_audio_registered(h)
                 lines, stderr = run_client(port, 8)     # a whole 3 s beep cycle and more
             log = h.stderr()
             assert "Sanitizer" not in log and "runtime error" not in log, log[-3000:]
