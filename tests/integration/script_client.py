@@ -48,6 +48,15 @@ class ScriptClient:
             if line.startswith(prefix):
                 return line
 
+    def seen_or_wait(self, prefix, timeout):
+        """A line starting with prefix already read (while waiting for
+        another: the agent may connect after the first picture, when qemu's
+        D-Bus clipboard registers late), or the next one (wait_line)."""
+        for line in self.seen:
+            if line.startswith(prefix):
+                return line
+        return self.wait_line(prefix, timeout)
+
     def stop(self):
         if self.proc.poll() is None:
             self.proc.terminate()

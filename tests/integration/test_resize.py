@@ -152,7 +152,7 @@ if __name__ != "__main__":
                 line = client.wait_line("agent-monitors", 30)
                 assert line == "agent-monitors 1", \
                     f"no agent with MONITORS_CONFIG: {client.seen}; {h.stderr()[-2000:]}"
-                assert client.wait_line("primary 1280 800", 30), client.seen
+                assert client.seen_or_wait("primary 1280 800", 30), client.seen
                 mark = q.serial_mark()
                 client.command("send", 1024, 768)
                 assert client.wait_line("sent 1024 768 1", 10), client.seen
@@ -202,7 +202,7 @@ if __name__ != "__main__":
             client = Client(port)
             try:
                 assert client.wait_line("agent-monitors 1", 30), client.seen
-                assert client.wait_line("primary 1280 800", 30), client.seen
+                assert client.seen_or_wait("primary 1280 800", 30), client.seen
                 mark = q.serial_mark()
                 client.command("send", 1024, 768, 1)
                 assert client.wait_line("sent 1024 768 1", 10), client.seen
@@ -231,7 +231,7 @@ if __name__ != "__main__":
             client = Client(port)
             try:
                 assert client.wait_line("agent-monitors", 30), client.seen
-                assert client.wait_line("primary 1280 800", 30), client.seen
+                assert client.seen_or_wait("primary 1280 800", 30), client.seen
                 mark = q.serial_mark()
                 client.command("send", 1600, 900)
                 q.wait_serial(r"^MODE 1600x900 ", timeout=60, since=mark)
@@ -277,7 +277,7 @@ if __name__ != "__main__":
             try:
                 line = client.wait_line("agent-monitors", 30)
                 assert line, f"no agent: {client.seen}; {h.stderr()[-2000:]}"
-                assert client.wait_line("primary 1280 800", 30), client.seen
+                assert client.seen_or_wait("primary 1280 800", 30), client.seen
                 mark = q.serial_mark()
                 for size in ((1024, 768), (800, 600)):
                     client.command("send", *size)
