@@ -43,8 +43,17 @@
  *   repeated before each IDR.
  * - AUD on, as spice-server's x264enc does, so each STREAM_DATA holds
  *   exactly one delimited access unit.
- * - VUI: BT.601 limited range, matching qs_video_bgrx_to_i420(); without it
- *   GStreamer guesses BT.709 for larger frames and colours shift.
+ * - VUI: BT.601 full range, matching qs_video_bgrx_to_i420(); without it
+ *   GStreamer guesses BT.709 for larger frames and colours shift, and
+ *   studio swing lost 3 dB in its conversion (qs-video.c).
+ * - Two changes to ultrafast, each measured on the busy guest at 80 ms /
+ *   10 Mbit (the frozen frame's PSNR over R, G, B; docs/performance.md):
+ *   the deblocking filter back on (+0.5 dB, no more bytes; about 10 % more
+ *   encoder CPU in the unit benchmark, 1.08 -> 1.19 ms a 640x480 frame) and
+ *   chroma quantised 4 steps finer than luma (+0.5 dB for 14 % more bytes).
+ *   After both, spice-gtk's own conversion to RGB is the larger loss left;
+ *   CRF 23-24 or a finer chroma offset moved the first still by under
+ *   0.1 dB for 10-80 % more bytes.
  */
 
 #define QS_X264_VBV_MS 300u
@@ -106,10 +115,12 @@ static gboolean x264_init(QsVideoEncoder *enc, GError **error)
     p->b_annexb = 1;
     p->b_aud = 1;
     p->i_log_level = X264_LOG_NONE;
+    p->b_deblocking_filter = 1;
+    p->analyse.i_chroma_qp_offset = -4;
     p->vui.i_colorprim = 6;     /* SMPTE 170M, i.e. BT.601 525 */
     p->vui.i_transfer = 6;
     p->vui.i_colmatrix = 6;
-    p->vui.b_fullrange = 0;
+    p->vui.b_fullrange = 1;
     if (enc->quality > 0) {
         p->rc.i_rc_method = X264_RC_CRF;
         p->rc.f_rf_constant = (float)enc->quality;

@@ -164,33 +164,44 @@ const char *qs_video_codec_name(QsVideoCodec codec)
 }
 
 /*
- * Fixed-point BT.601 studio swing (Y 16..235, Cb/Cr 16..240), coefficients
- * scaled by 256 with rounding. Two rows per pass so each 2x2 block's chroma
- * comes from the sum of its four pixels. GCC does not vectorise this at -O2,
- * so x86-64 gets an SSE2 path (part of the baseline ABI) for 16 pixels at a
- * time, bit-identical to the scalar one, which does the rest and other
- * architectures: 0.27 ms of CPU for 640x480 against 0.78 ms scalar.
+ * Fixed-point BT.601 full range (Y, Cb, Cr 0..255, JFIF's colour space, as
+ * the MJPEG frames have), coefficients scaled by 256 with rounding, each
+ * row summing to 256 or 0 so white stays 255 and grey has no chroma. Full
+ * range and not studio swing: GStreamer 1.22's videoconvert, which turns
+ * spice-gtk's decoded H.264 into BGRx, darkens studio-swing pictures by
+ * 1.5-4 levels per channel (measured: a busy test frame converted exactly
+ * and shown through it scored 37.2 dB against the original, 40.5 dB with
+ * full range), the largest part of what our streams lost against
+ * spice-server's MJPEG (docs/performance.md). Two rows per pass so each
+ * 2x2 block's chroma comes from the sum of its four pixels. GCC does not
+ * vectorise this at -O2, so x86-64 gets an SSE2 path (part of the baseline
+ * ABI) for 16 pixels at a time, bit-identical to the scalar one, which does
+ * the rest and other architectures: 0.27 ms of CPU for 640x480 against
+ * 0.78 ms scalar.
  */
-#define Y_B 25
-#define Y_G 129
-#define Y_R 66
-#define U_B 112
-#define U_G (-74)
-#define U_R (-38)
-#define V_B (-18)
-#define V_G (-94)
-#define V_R 112
+#define Y_B 29
+#define Y_G 150
+#define Y_R 77
+#define U_B 128
+#define U_G (-85)
+#define U_R (-43)
+#define V_B (-21)
+#define V_G (-107)
+#define V_R 128
 
 static inline uint8_t luma(int32_t b, int32_t g, int32_t r)
 {
-    return (uint8_t)(((Y_R * r + Y_G * g + Y_B * b + 128) >> 8) + 16);
+    return (uint8_t)((Y_R * r + Y_G * g + Y_B * b + 128) >> 8);
 }
 
-/* b, g, r are sums of four pixels: scale by 1/1024 instead of 1/256. */
+/* b, g, r are sums of four pixels: scale by 1/1024 instead of 1/256. Pure
+ * blue or red reaches 256, clamped as the SIMD path's saturating pack does. */
 static inline uint8_t chroma(int32_t b, int32_t g, int32_t r, int32_t cb,
                              int32_t cg, int32_t cr)
 {
-    return (uint8_t)(((cr * r + cg * g + cb * b + 512) >> 10) + 128);
+    int32_t c = ((cr * r + cg * g + cb * b + 512) >> 10) + 128;
+
+    return (uint8_t)CLAMP(c, 0, 255);
 }
 
 static void rows_scalar(const uint8_t *s0, const uint8_t *s1, uint32_t from,
@@ -230,8 +241,7 @@ static inline __m128i luma4(__m128i px, __m128i coef)
     __m128i b = pair_sum(_mm_madd_epi16(_mm_unpackhi_epi8(px, zero), coef));
     __m128i v = _mm_unpacklo_epi64(a, b);
 
-    v = _mm_srai_epi32(_mm_add_epi32(v, _mm_set1_epi32(128)), 8);
-    return _mm_add_epi32(v, _mm_set1_epi32(16));
+    return _mm_srai_epi32(_mm_add_epi32(v, _mm_set1_epi32(128)), 8);
 }
 
 static void luma16(const uint8_t *s, uint8_t *y, __m128i coef)

@@ -14,7 +14,7 @@
  *   H264   one Annex-B access unit (AUD first); a keyframe is an IDR with
  *          SPS and PPS in front, so a decoder can start there (openh264
  *          needs them: ryll#398). Constrained baseline, no B-frames, one
- *          slice, BT.601 limited range signalled in the VUI.
+ *          slice, BT.601 full range signalled in the VUI.
  *   MJPEG  one baseline JFIF; every frame is a keyframe.
  *
  * Encoding is synchronous and single-threaded: the caller decides which
@@ -120,7 +120,7 @@ QsVideoCodec qs_video_encoder_get_codec(const QsVideoEncoder *enc);
 const char *qs_video_codec_name(QsVideoCodec codec);
 
 /*
- * BT.601 limited-range B,G,R,X -> I420 (the colour space the H.264 VUI
+ * BT.601 full-range B,G,R,X -> I420 (the colour space the H.264 VUI
  * announces). Each chroma sample is the average of its 2x2 block. width and
  * height even. Exposed for the tests and the benchmark.
  */

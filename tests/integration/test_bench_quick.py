@@ -11,7 +11,8 @@ and the helper; a peak RSS for qemu and the helper; everything alive at the
 end; the activity's picture scored in every cell (the still screenshot
 against qemu's screendump); and the qemu-spice cell's frozen frame equal to
 qemu's screendump (every full run so far: docs/performance.md). The outputs hold one row per
-press."""
+press. One figure is asserted, in a test of its own: the busy pair's display
+bytes ratio (issue 22's goal)."""
 
 import csv
 import json
@@ -90,15 +91,16 @@ def check_cell(cell):
         assert frozen and frozen.get("exact") is True, f"{name}: frozen frame {frozen}"
 
 
-@pytest.mark.timeout(1500)
-def test_bench_quick(paths, guest, tmp_path):
+@pytest.fixture(scope="module")
+def quick_run(paths, guest, tmp_path_factory):
+    """One --quick run for both tests below: (cells.json's contents, output dir)."""
     paths.require_test_client()
     paths.require_chroot("trixie")
     relay = paths.build_dir / "tests" / "bench" / "rig" / "qs-delay-relay"
     if not os.access(relay, os.X_OK):
         raise MissingComponent(f"delay relay {relay}",
                                f"meson setup {paths.build_dir} && ninja -C {paths.build_dir}")
-    out = tmp_path / "quick"
+    out = tmp_path_factory.mktemp("bench") / "quick"
     res = subprocess.run(
         [sys.executable, os.path.join(RIG, "qs-bench"), "--quick", "--out", str(out),
          "--relay", str(relay)],
@@ -106,7 +108,12 @@ def test_bench_quick(paths, guest, tmp_path):
         env={**os.environ, "QS_BUILD_DIR": str(paths.build_dir)})
     print(res.stdout)
     assert res.returncode == 0, res.stdout[-3000:]
-    data = json.loads((out / "cells.json").read_text())
+    return json.loads((out / "cells.json").read_text()), out
+
+
+@pytest.mark.timeout(1500)
+def test_bench_quick(quick_run):
+    data, out = quick_run
     assert data["meta"]["helper_serves"] is True, "the helper under test does not serve"
     cells = data["cells"]
     assert sorted(c["config"] for c in cells) == ["qs-virtio", "spice-all", "spice-off"], cells
@@ -117,3 +124,29 @@ def test_bench_quick(paths, guest, tmp_path):
     assert len(rows) == len(cells) * PRESSES, rows
     assert all(float(r["latency_ms"]) > 0 for r in rows), rows
     assert (out / "summary.md").read_text().count("\n|") >= 8
+
+
+# Issue 22's goal is a quarter of streaming-video=all's display bytes on busy
+# content. The quick pair (busy, 80 ms / 10 Mbit, one link each) measured
+# 0.14x to 0.15x in side-by-side runs (docs/performance.md, "Rate by picture
+# quality"); the bound is the goal itself, 0.25x, which leaves 1.7x for a short
+# window's spread: spice-server's MJPEG rate moved 4.1-4.9 Mbit/s between
+# runs, ours 0.6-0.9. Display Mbit/s, not bytes, since the two windows differ
+# in length.
+BYTES_RATIO_BOUND = 0.25
+
+
+@pytest.mark.timeout(1500)
+def test_bench_quick_bytes_ratio(quick_run):
+    data, _ = quick_run
+    busy = {c["config"]: c for c in data["cells"] if c["activity"] == "busy"}
+    assert set(busy) == {"spice-all", "qs-virtio"}, data["cells"]
+    assert busy["spice-all"]["link"] == busy["qs-virtio"]["link"], busy
+    ours = busy["qs-virtio"]["traffic"]["display_mbit_s"]
+    theirs = busy["spice-all"]["traffic"]["display_mbit_s"]
+    assert theirs > 0, busy["spice-all"]["traffic"]
+    ratio = ours / theirs
+    print(f"display Mbit/s on busy {busy['qs-virtio']['link']}: qemu-spice {ours:.2f}, "
+          f"spice-server (all) {theirs:.2f}, ratio {ratio:.3f} (bound {BYTES_RATIO_BOUND})")
+    assert ratio <= BYTES_RATIO_BOUND, \
+        f"qemu-spice sent {ratio:.2f}x spice-server's display bytes (bound {BYTES_RATIO_BOUND})"

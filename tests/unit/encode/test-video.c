@@ -61,7 +61,7 @@ static void clip_clear(Clip *c)
 /* The SPS promises what spice-gtk's decoders need to show each frame as
  * soon as its access unit arrives: no reordering (bitstream_restriction
  * with max_num_reorder_frames 0, else FFmpeg may hold frames back), the
- * right size, and BT.601 limited range as our converter produces. */
+ * right size, and BT.601 full range as our converter produces. */
 static void check_sps(const VtNal *nal)
 {
     VtSps sps;
@@ -70,7 +70,7 @@ static void check_sps(const VtNal *nal)
     g_assert_cmpint(sps.width, ==, W);
     g_assert_cmpint(sps.height, ==, H);
     g_assert_cmpint(sps.vui, ==, 1);
-    g_assert_cmpint(sps.video_full_range, ==, 0);
+    g_assert_cmpint(sps.video_full_range, ==, 1);
     g_assert_cmpint(sps.colour_primaries, ==, 6);
     g_assert_cmpint(sps.transfer, ==, 6);
     g_assert_cmpint(sps.matrix, ==, 6);
@@ -428,8 +428,8 @@ static void test_i420(void)
     for (uint32_t j = 0; j < h; j++) {
         for (uint32_t i = 0; i < w; i++) {
             const uint8_t *p = buf + (size_t)w * 4 * j + 4 * i;
-            double ry = 16 + (65.481 * p[2] + 128.553 * p[1] + 24.966 * p[0]) / 255;
-            int iy = ((66 * p[2] + 129 * p[1] + 25 * p[0] + 128) >> 8) + 16;
+            double ry = 0.299 * p[2] + 0.587 * p[1] + 0.114 * p[0];
+            int iy = (77 * p[2] + 150 * p[1] + 29 * p[0] + 128) >> 8;
 
             g_assert_cmpint(y[w * j + i], ==, iy);
             g_assert_cmpfloat(fabs(ry - y[w * j + i]), <=, 1.0);
@@ -448,11 +448,11 @@ static void test_i420(void)
                 r += p[2];
             }
             g_assert_cmpint(u[w / 2 * j + i], ==,
-                            ((-38 * r - 74 * g + 112 * b + 512) >> 10) + 128);
+                            MIN(((-43 * r - 85 * g + 128 * b + 512) >> 10) + 128, 255));
             g_assert_cmpint(v[w / 2 * j + i], ==,
-                            ((112 * r - 94 * g - 18 * b + 512) >> 10) + 128);
-            ru = 128 + (-37.797 * r - 74.203 * g + 112.0 * b) / 4 / 255;
-            rv = 128 + (112.0 * r - 93.786 * g - 18.214 * b) / 4 / 255;
+                            MIN(((128 * r - 107 * g - 21 * b + 512) >> 10) + 128, 255));
+            ru = MIN(128 + (-0.168736 * r - 0.331264 * g + 0.5 * b) / 4, 255);
+            rv = MIN(128 + (0.5 * r - 0.418688 * g - 0.081312 * b) / 4, 255);
             g_assert_cmpfloat(fabs(ru - u[w / 2 * j + i]), <=, 1.5);
             g_assert_cmpfloat(fabs(rv - v[w / 2 * j + i]), <=, 1.5);
         }
