@@ -11,8 +11,6 @@
 #include "channels/qs-agent-clipboard.h"
 #include "channels/qs-agent-guest.h"
 #include "channels/qs-channels.h"
-#include "channels/qs-playback-audio.h"
-#include "channels/qs-record-audio.h"
 #include "channels/qs-vmc-bridge.h"
 #include "channels/qs-vmc-msg.h"
 #include "display/qs-console.h"
@@ -21,6 +19,7 @@
 #include "net/qs-net-config.h"
 #include "net/qs-server.h"
 #include "net/qs-tls.h"
+#include "qs-helper-audio.h"
 #include "qs-helper-bridges.h"
 #include "qs-helper-control.h"
 #include "qs-confine.h"
@@ -307,10 +306,7 @@ int main(int argc, char **argv)
     QsClipboard *clipboard = NULL;
     g_autoptr(QsAgentGuest) guest_agent = NULL;
     UiInfos ui_infos = { { NULL }, 0 };
-    QsAudioOut *audio_out;
-    QsPlaybackAudio *playback;
-    QsAudioIn *audio_in;
-    QsRecordAudio *record;
+    QsHelperAudio *audio;
     QsHelperControl hc;
     g_autoptr(QsControl) control = NULL;
     QsWhenFull when_full = QS_WHEN_FULL_REFUSE;
@@ -491,14 +487,9 @@ int main(int argc, char **argv)
             on_ui_info_done, channels);
     }
     qs_agent_set_monitors(channels, &monitors_ops, &ui_infos);
-    /* Sound: qemu's D-Bus audio output to the playback channel. */
-    audio_out = qs_audio_out_new(qs_display_get_connection(display),
-                                 qs_display_get_dest(display));
-    playback = qs_playback_audio_new(channels, audio_out);
-    /* ...and the record channel to its D-Bus audio input. */
-    audio_in = qs_audio_in_new(qs_display_get_connection(display),
-                               qs_display_get_dest(display));
-    record = qs_record_audio_new(channels, audio_in);
+    /* Sound: qemu's D-Bus audio to the playback and record channels. */
+    audio = qs_helper_audio_new(channels, qs_display_get_connection(display),
+                                qs_display_get_dest(display));
     app.loop = g_main_loop_new(NULL, FALSE);
     g_unix_signal_add(SIGINT, on_signal, &app);
     g_unix_signal_add(SIGTERM, on_signal, &app);
@@ -513,8 +504,7 @@ int main(int argc, char **argv)
         if (clipboard) {
             qs_clipboard_start(clipboard);
         }
-        qs_audio_out_start(audio_out, qs_display_get_audio(display));
-        qs_audio_in_start(audio_in, qs_display_get_audio(display));
+        qs_helper_audio_start(audio, qs_display_get_audio(display));
         g_main_loop_run(app.loop);
     }
     g_main_loop_unref(app.loop);
@@ -536,10 +526,7 @@ int main(int argc, char **argv)
     for (guint i = 0; i < ui_infos.n; i++) {
         qs_ui_info_free(ui_infos.ui[i]);
     }
-    qs_playback_audio_free(playback);
-    qs_audio_out_free(audio_out);
-    qs_record_audio_free(record);
-    qs_audio_in_free(audio_in);
+    qs_helper_audio_free(audio);
     qs_channels_free(channels);
     g_clear_pointer(&clipboard, qs_clipboard_free);
     g_clear_pointer(&display, qs_display_free);

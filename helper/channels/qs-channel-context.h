@@ -34,6 +34,7 @@ typedef struct {
 /* qemu's sound output. */
 typedef struct {
     gboolean available;         /* qemu's D-Bus audio registered */
+    gboolean settling;          /* its answer to the registration awaited */
     gboolean playing;           /* a voice is on */
     uint32_t freq;              /* its rate; always S16 stereo */
     QsAudioVolume volume;
@@ -45,6 +46,7 @@ typedef void (*QsRecordSink)(const uint8_t *pcm, gsize size, gpointer data);
 /* qemu's sound input. */
 typedef struct {
     gboolean available;         /* qemu's capture listener registered */
+    gboolean settling;          /* its answer to the registration awaited */
     gboolean recording;         /* the guest records */
     uint32_t freq;              /* S16, at this rate */
     uint8_t nchannels;          /* 1 or 2 */

@@ -72,6 +72,35 @@ static void stop_channel(QsChannel *ch, void (*stop)(QsChannel *ch))
     }
 }
 
+/* ---- qemu's answers ------------------------------------------------------- */
+
+static void settled(QsChannels *hub);
+
+void qs_channels_audio_settling(QsChannels *hub, gboolean playback, gboolean record)
+{
+    hub->ctx.playback.settling = playback;
+    hub->ctx.record.settling = record;
+    settled(hub);
+}
+
+/* Sends the channel lists held for qemu's answers, once both are in. */
+static void settled(QsChannels *hub)
+{
+    g_autofree uint32_t *ids = NULL;
+
+    if (hub->ctx.playback.settling || hub->ctx.record.settling) {
+        return;
+    }
+    ids = qs_channels_session_ids(hub);
+    for (guint k = 0; ids[k]; k++) {
+        QsSession *s = qs_channels_session(hub, ids[k]);
+
+        if (s && s->main) {
+            qs_main_channel_release_list(s->main);
+        }
+    }
+}
+
 /* ---- qemu's sound out --------------------------------------------------- */
 
 void qs_channels_audio_set_available(QsChannels *hub, gboolean available)
@@ -80,6 +109,10 @@ void qs_channels_audio_set_available(QsChannels *hub, gboolean available)
         qs_channels_audio_stop(hub);
     }
     hub->ctx.playback.available = available;
+    if (hub->ctx.playback.settling) {
+        hub->ctx.playback.settling = FALSE;
+        settled(hub);
+    }
 }
 
 static void start_one(QsChannel *ch, gpointer hub)
@@ -157,6 +190,10 @@ void qs_channels_record_set_available(QsChannels *hub, gboolean available)
         qs_channels_record_stop(hub);
     }
     hub->ctx.record.available = available;
+    if (hub->ctx.record.settling) {
+        hub->ctx.record.settling = FALSE;
+        settled(hub);
+    }
 }
 
 void qs_channels_record_stop(QsChannels *hub)

@@ -97,6 +97,14 @@ gboolean qs_channels_drop_client(QsChannels *channels, const char *address,
 /* Ends every client session, telling why; returns how many ended. */
 guint qs_channels_drop_clients(QsChannels *channels, const char *reason);
 
+/* qemu's answer to the audio registrations is awaited, for its output
+ * and/or its capture (qs-channels-audio.c): a client asking for the channel
+ * list meanwhile gets it once both answers are in (or after
+ * QS_MAIN_LIST_HOLD_MS), so that it is offered the sound channels qemu
+ * accepts. The *_set_available calls end the wait, as does a later call
+ * here with FALSE. */
+void qs_channels_audio_settling(QsChannels *channels, gboolean playback, gboolean record);
+
 /* qemu's sound output (qs-channels-audio.c). While audio is
  * available, clients are offered a playback channel. PCM is raw S16LE
  * stereo at `freq`, whole frames. */

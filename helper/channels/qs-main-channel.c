@@ -9,9 +9,15 @@
 #include <spice/enums.h>
 #include <spice/protocol.h>
 
+/* The longest a channel list waits for qemu's answers to the audio
+ * registrations (they take milliseconds; a loaded sanitizer build was seen
+ * taking hundreds). */
+#define QS_MAIN_LIST_HOLD_MS 3000
+
 typedef struct {
     QsChannel base;
     QsAgent *agent;
+    guint list_hold;            /* timeout while the list waits for qemu */
 } QsMainChannel;
 
 static void send_init(QsChannel *ch)
@@ -58,36 +64,77 @@ void qs_main_channel_send_mouse_mode(QsChannel *ch)
                                            ch->session->mouse_mode));
 }
 
-static gboolean main_handle(QsChannel *ch, const QsClientMsg *msg, GError **error)
+static void send_list(QsChannel *ch)
 {
     QsChannelId channels[2 * QS_CHANNELS_MAX_HEADS + 4 + QS_CHANNELS_MAX_BRIDGES];
     guint n = 0, heads = ch->session->ctx->n_heads;
 
+    /* Display ids first: spice-gtk opens a window per display channel
+     * in the order it learns of them. */
+    for (guint i = 0; i < heads; i++) {
+        channels[n++] = (QsChannelId){ SPICE_CHANNEL_DISPLAY, (uint8_t)i };
+    }
+    channels[n++] = (QsChannelId){ SPICE_CHANNEL_INPUTS, 0 };
+    for (guint i = 0; i < heads; i++) {
+        channels[n++] = (QsChannelId){ SPICE_CHANNEL_CURSOR, (uint8_t)i };
+    }
+    if (ch->session->ctx->playback.available) {
+        channels[n++] = (QsChannelId){ SPICE_CHANNEL_PLAYBACK, 0 };
+    }
+    if (ch->session->ctx->record.available) {
+        channels[n++] = (QsChannelId){ SPICE_CHANNEL_RECORD, 0 };
+    }
+    for (guint i = 0; i < ch->session->ctx->n_bridges; i++) {
+        QsVmcBridge *b = ch->session->ctx->bridges[i];
+
+        channels[n++] = (QsChannelId){ qs_vmc_bridge_get_channel_type(b),
+                                       qs_vmc_bridge_get_channel_id(b) };
+    }
+    qs_channel_send(ch, SPICE_MSG_MAIN_CHANNELS_LIST,
+                    qs_msg_main_channels_list(channels, n));
+}
+
+static gboolean on_list_hold(gpointer data)
+{
+    QsChannel *ch = data;
+
+    ((QsMainChannel *)ch)->list_hold = 0;
+    if (ch->session) {
+        g_message("main channel: qemu did not answer the audio registration within "
+                  "%d ms; the channel list goes without the sound channels it "
+                  "has not accepted yet", QS_MAIN_LIST_HOLD_MS);
+        send_list(ch);
+    }
+    return G_SOURCE_REMOVE;
+}
+
+void qs_main_channel_release_list(QsChannel *ch)
+{
+    QsMainChannel *mc = (QsMainChannel *)ch;
+
+    if (mc->list_hold) {
+        g_source_remove(mc->list_hold);
+        mc->list_hold = 0;
+        send_list(ch);
+    }
+}
+
+static gboolean main_handle(QsChannel *ch, const QsClientMsg *msg, GError **error)
+{
+    const QsChannelContext *ctx = ch->session->ctx;
+    QsMainChannel *mc = (QsMainChannel *)ch;
+
     switch (msg->type) {
     case SPICE_MSGC_MAIN_ATTACH_CHANNELS:
-        /* Display ids first: spice-gtk opens a window per display channel
-         * in the order it learns of them. */
-        for (guint i = 0; i < heads; i++) {
-            channels[n++] = (QsChannelId){ SPICE_CHANNEL_DISPLAY, (uint8_t)i };
+        /* A client that lists the channels before qemu answered our audio
+         * registration would never be offered sound (spice-gtk asks once). */
+        if (ctx->playback.settling || ctx->record.settling) {
+            if (!mc->list_hold) {
+                mc->list_hold = g_timeout_add(QS_MAIN_LIST_HOLD_MS, on_list_hold, ch);
+            }
+            return TRUE;
         }
-        channels[n++] = (QsChannelId){ SPICE_CHANNEL_INPUTS, 0 };
-        for (guint i = 0; i < heads; i++) {
-            channels[n++] = (QsChannelId){ SPICE_CHANNEL_CURSOR, (uint8_t)i };
-        }
-        if (ch->session->ctx->playback.available) {
-            channels[n++] = (QsChannelId){ SPICE_CHANNEL_PLAYBACK, 0 };
-        }
-        if (ch->session->ctx->record.available) {
-            channels[n++] = (QsChannelId){ SPICE_CHANNEL_RECORD, 0 };
-        }
-        for (guint i = 0; i < ch->session->ctx->n_bridges; i++) {
-            QsVmcBridge *b = ch->session->ctx->bridges[i];
-
-            channels[n++] = (QsChannelId){ qs_vmc_bridge_get_channel_type(b),
-                                           qs_vmc_bridge_get_channel_id(b) };
-        }
-        qs_channel_send(ch, SPICE_MSG_MAIN_CHANNELS_LIST,
-                        qs_msg_main_channels_list(channels, n));
+        send_list(ch);
         return TRUE;
     case SPICE_MSGC_MAIN_MOUSE_MODE_REQUEST:
         qs_session_update_mouse_mode(ch->session, msg->u.mouse_mode);
@@ -109,6 +156,7 @@ static void main_writable(QsChannel *ch)
 
 static void main_finalize(QsChannel *ch)
 {
+    g_clear_handle_id(&((QsMainChannel *)ch)->list_hold, g_source_remove);
     qs_agent_free(((QsMainChannel *)ch)->agent);
 }
 

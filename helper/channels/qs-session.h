@@ -44,6 +44,8 @@ void qs_session_update_mouse_mode(QsSession *session, uint16_t requested);
 /* Channel types (qs-*-channel.c). */
 QsChannel *qs_main_channel_new(QsSession *session, QsConn *conn);
 void qs_main_channel_send_mouse_mode(QsChannel *ch);
+/* Sends the channel list if it is held for qemu's audio answers. */
+void qs_main_channel_release_list(QsChannel *ch);
 QsChannel *qs_display_channel_new(QsSession *session, QsConn *conn);
 /* The display plan's link estimate: bytes a second and smoothed RTT (0
  * when not measured yet). */

@@ -304,11 +304,9 @@ void qs_audio_in_set_funcs(QsAudioIn *in, const QsAudioInFuncs *funcs,
                                 user_data);
 }
 
-void qs_audio_in_start(QsAudioIn *in, QsDisplayAudio audio)
+gboolean qs_audio_in_start(QsAudioIn *in, QsDisplayAudio audio)
 {
-    if (audio == QS_DISPLAY_AUDIO_YES) {
-        qs_audio_listener_start(in->listener);
-    }
+    return audio == QS_DISPLAY_AUDIO_YES && qs_audio_listener_start(in->listener);
 }
 
 gboolean qs_audio_in_is_available(QsAudioIn *in)

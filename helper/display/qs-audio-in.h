@@ -41,8 +41,9 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(QsAudioIn, qs_audio_in_free)
 void qs_audio_in_set_funcs(QsAudioIn *in, const QsAudioInFuncs *funcs,
                            gpointer user_data);
 /* Registers with qemu, asynchronously, when `audio` says qemu can take it;
- * otherwise nothing (qs_audio_out_start says why in its one line). */
-void qs_audio_in_start(QsAudioIn *in, QsDisplayAudio audio);
+ * otherwise nothing (qs_audio_out_start says why in its one line). TRUE
+ * when qemu's answer is still to come, as qs_audio_out_start. */
+gboolean qs_audio_in_start(QsAudioIn *in, QsDisplayAudio audio);
 gboolean qs_audio_in_is_available(QsAudioIn *in);
 /* Main context: the client's sound, in the format `start` named. Ignored
  * when no voice records. */

@@ -55,6 +55,7 @@ struct QsAudioListener {
     char *dest;
     GCancellable *cancellable;
     gboolean started, available, refused;
+    gboolean settled;               /* the owner has heard qemu's first answer */
     GSource *wake;                  /* main context */
 
     /* Shared with the peer thread. */
@@ -256,9 +257,12 @@ static const QsP2pPeerFuncs peer_funcs = {
 
 static void set_available(QsAudioListener *l, gboolean available)
 {
-    if (l->available == available) {
+    /* The first answer is passed on even when it is "not available" (qemu
+     * refused): the owner may be holding clients until it knows. */
+    if (l->settled && l->available == available) {
         return;
     }
+    l->settled = TRUE;
     l->available = available;
     if (available && l->dir->registered) {
         g_message("audio: %s", l->dir->registered);
@@ -351,12 +355,12 @@ QsAudioListener *qs_audio_listener_new(GDBusConnection *conn, const char *dest,
     return l;
 }
 
-void qs_audio_listener_start(QsAudioListener *l)
+gboolean qs_audio_listener_start(QsAudioListener *l)
 {
     g_autoptr(GError) error = NULL;
 
     if (l->started) {
-        return;
+        return !l->settled;
     }
     l->peer = qs_p2p_peer_register(l->conn, l->dest, AUDIO_PATH, IFACE_AUDIO,
                                    l->dir->method, l->dir->thread_name,
@@ -364,9 +368,10 @@ void qs_audio_listener_start(QsAudioListener *l)
                                    &error);
     if (!l->peer) {
         g_warning("audio: %s; %s", error->message, l->dir->failed);
-        return;
+        return FALSE;
     }
     l->started = TRUE;
+    return !l->settled;
 }
 
 void qs_audio_listener_set_funcs(QsAudioListener *l, gconstpointer funcs,

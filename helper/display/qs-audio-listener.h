@@ -88,8 +88,10 @@ QsAudioListener *qs_audio_listener_new(GDBusConnection *conn, const char *dest,
                                        const QsAudioListenerClass *klass,
                                        gpointer data);
 /* Main context: starts the peer thread and registers it with qemu,
- * asynchronously, once; a failure is one log line. */
-void qs_audio_listener_start(QsAudioListener *l);
+ * asynchronously, once; a failure is one log line. TRUE when qemu's answer
+ * is still to come: the available func then runs once it is in, with FALSE
+ * too if qemu refused. */
+gboolean qs_audio_listener_start(QsAudioListener *l);
 /* Main context: qemu's connection is hung up and the peer thread joined;
  * no handler runs after it. */
 void qs_audio_listener_retire(QsAudioListener *l);

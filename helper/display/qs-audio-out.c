@@ -298,22 +298,22 @@ void qs_audio_out_set_funcs(QsAudioOut *out, const QsAudioOutFuncs *funcs,
                                 user_data);
 }
 
-void qs_audio_out_start(QsAudioOut *out, QsDisplayAudio audio)
+gboolean qs_audio_out_start(QsAudioOut *out, QsDisplayAudio audio)
 {
     if (audio == QS_DISPLAY_AUDIO_NONE) {
         g_message("audio: qemu has no D-Bus audio (it needs -audiodev dbus,id=ID "
                   "and -display dbus,...,audiodev=ID); no sound channel is "
                   "offered to clients");
-        return;
+        return FALSE;
     }
     if (audio == QS_DISPLAY_AUDIO_P2P_UNSAFE) {
         g_message("audio: qemu before 8.0 crashes when its D-Bus audio is used "
                   "over a peer-to-peer connection, and this qemu is older than "
                   "8.1; no sound channel is offered to clients (attach through "
                   "a D-Bus bus, or use qemu 8.1 or later)");
-        return;
+        return FALSE;
     }
-    qs_audio_listener_start(out->listener);
+    return qs_audio_listener_start(out->listener);
 }
 
 gboolean qs_audio_out_is_available(QsAudioOut *out)

@@ -45,8 +45,10 @@ void qs_audio_out_set_funcs(QsAudioOut *out, const QsAudioOutFuncs *funcs,
                             gpointer user_data);
 /* Starts the listener thread and registers it with qemu, asynchronously,
  * when `audio` (qs_display_get_audio) says qemu can take it. Otherwise, or
- * when qemu refuses: one log line, and `available` never becomes TRUE. */
-void qs_audio_out_start(QsAudioOut *out, QsDisplayAudio audio);
+ * when qemu refuses: one log line, and `available` never becomes TRUE.
+ * TRUE when qemu's answer is still to come (`available` then runs once it
+ * is in, FALSE included). */
+gboolean qs_audio_out_start(QsAudioOut *out, QsDisplayAudio audio);
 gboolean qs_audio_out_is_available(QsAudioOut *out);
 /* PCM dropped because the main context fell behind (tests, stats). */
 uint64_t qs_audio_out_get_dropped(QsAudioOut *out);

@@ -239,23 +239,29 @@ static const uint8_t *sent_body(QsConn *conn, guint i, gsize *size)
     return g_bytes_get_data(g_array_index(sent, FakeMsg, i).payload, size);
 }
 
-/* The channel types CHANNELS_LIST names, e.g. "2,3,4,5". */
-static char *channels_list(Fixture *fx)
+/* The channel types of the CHANNELS_LIST `main` sent, e.g. "2,3,4,5". */
+static char *list_sent(QsConn *main)
 {
     GString *s = g_string_new(NULL);
     gsize size;
     const uint8_t *p;
 
-    fake_conn_clear(fx->main);
-    fake_conn_deliver(fx->main, SPICE_MSGC_MAIN_ATTACH_CHANNELS, NULL, 0);
-    CHECK_TYPES(fx->main, "104");
-    p = sent_body(fx->main, 0, &size);
+    CHECK_TYPES(main, "104");
+    p = sent_body(main, 0, &size);
     g_assert_cmpuint(size, ==, 4 + 2 * qs_wire_get_u32(p));
     for (uint32_t i = 0; i < qs_wire_get_u32(p); i++) {
         g_string_append_printf(s, "%s%u", s->len ? "," : "", p[4 + 2 * i]);
     }
-    fake_conn_clear(fx->main);
+    fake_conn_clear(main);
     return g_string_free(s, FALSE);
+}
+
+/* The channel types CHANNELS_LIST names, e.g. "2,3,4,5". */
+static char *channels_list(Fixture *fx)
+{
+    fake_conn_clear(fx->main);
+    fake_conn_deliver(fx->main, SPICE_MSGC_MAIN_ATTACH_CHANNELS, NULL, 0);
+    return list_sent(fx->main);
 }
 
 static GBytes *tone(guint frames)
@@ -714,6 +720,70 @@ static void test_sessions(void)
     qs_screen_free(fx.screen);
 }
 
+/* A client asking for its channels before qemu answered the audio
+ * registrations gets the list once both answers are in, with what qemu
+ * accepted; without an answer, after the hold (3 s), without sound. */
+static void test_list_waits(void)
+{
+    Fixture fx = { 0 };
+    QsChannelsConfig cfg = { .vm_name = "vm" };
+    g_autofree char *list = NULL;
+    gint64 t0;
+
+    fx.screen = qs_screen_new();
+    cfg.screen = fx.screen;
+    fx.hub = qs_channels_new(&cfg);
+    qs_channels_audio_settling(fx.hub, TRUE, TRUE);
+    fx.main = link_channel(&fx, SPICE_CHANNEL_MAIN, 0, 0, SPICE_LINK_ERR_OK, NULL);
+    fake_conn_clear(fx.main);
+    fake_conn_deliver(fx.main, SPICE_MSGC_MAIN_ATTACH_CHANNELS, NULL, 0);
+    CHECK_TYPES(fx.main, "");
+    qs_channels_audio_set_available(fx.hub, TRUE);      /* output accepted */
+    fake_loop_run_pending();
+    CHECK_TYPES(fx.main, "");                           /* capture still awaited */
+    qs_channels_record_set_available(fx.hub, FALSE);    /* capture refused */
+    list = list_sent(fx.main);
+    g_assert_cmpstr(list, ==, "2,3,4,5");
+    g_clear_pointer(&list, g_free);
+    /* Answered: the next client's list goes at once. */
+    g_assert_cmpstr(list = channels_list(&fx), ==, "2,3,4,5");
+    g_clear_pointer(&list, g_free);
+    qs_channels_free(fx.hub);
+    fake_loop_run_pending();
+    qs_conn_unref(fx.main);
+
+    /* No answer: the list goes after the hold, without the sound. */
+    fx.hub = qs_channels_new(&cfg);
+    qs_channels_audio_settling(fx.hub, TRUE, FALSE);
+    fx.main = link_channel(&fx, SPICE_CHANNEL_MAIN, 0, 0, SPICE_LINK_ERR_OK, NULL);
+    fake_conn_clear(fx.main);
+    t0 = g_get_monotonic_time();
+    fake_conn_deliver(fx.main, SPICE_MSGC_MAIN_ATTACH_CHANNELS, NULL, 0);
+    while (fake_conn_sent(fx.main)->len == 0) {
+        g_assert_cmpint(g_get_monotonic_time() - t0, <, 10 * G_USEC_PER_SEC);
+        g_main_context_iteration(NULL, TRUE);
+    }
+    g_assert_cmpint(g_get_monotonic_time() - t0, >=, 3 * G_USEC_PER_SEC - 10000);
+    list = list_sent(fx.main);
+    g_assert_cmpstr(list, ==, "2,3,4");
+    g_clear_pointer(&list, g_free);
+
+    /* A client that leaves while its list is held: nothing fires later. */
+    {
+        QsConn *b_main = link_channel(&fx, SPICE_CHANNEL_MAIN, 0, 0, SPICE_LINK_ERR_OK, NULL);
+
+        qs_channels_audio_settling(fx.hub, TRUE, FALSE);
+        fake_conn_deliver(b_main, SPICE_MSGC_MAIN_ATTACH_CHANNELS, NULL, 0);
+        fake_conn_deliver(b_main, SPICE_MSGC_DISCONNECTING, "\0\0\0\0\0\0\0\0\0\0\0\0", 12);
+        fake_loop_run_pending();
+        qs_conn_unref(b_main);
+    }
+    qs_channels_free(fx.hub);
+    fake_loop_run_pending();
+    qs_conn_unref(fx.main);
+    qs_screen_free(fx.screen);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -723,5 +793,6 @@ int main(int argc, char **argv)
     g_test_add_func("/channels/playback/channel-opus", test_channel_opus);
     g_test_add_func("/channels/record/channel", test_record);
     g_test_add_func("/channels/audio/sessions", test_sessions);
+    g_test_add_func("/channels/audio/list-waits", test_list_waits);
     return g_test_run();
 }

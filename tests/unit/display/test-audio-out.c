@@ -24,6 +24,7 @@ typedef struct {
     guint64 bytes;
     guint first_index, last_index;
     gboolean available;
+    gboolean refuse;            /* the fake qemu refuses the registration */
 } Fixture;
 
 static void on_available(gboolean available, gpointer data)
@@ -96,8 +97,14 @@ static gboolean on_register(QemuDBusDisplay1Audio *audio, GDBusMethodInvocation 
     g_autoptr(GSocket) socket = NULL;
     g_autoptr(GSocketConnection) stream = NULL;
     g_autofree char *guid = g_dbus_generate_guid();
-    int fd = g_unix_fd_list_get(fds, g_variant_get_handle(handle), &error);
+    int fd;
 
+    if (((Fixture *)data)->refuse) {
+        g_dbus_method_invocation_return_error_literal(inv, G_DBUS_ERROR, G_DBUS_ERROR_FAILED,
+                                                      "no listener for you");
+        return TRUE;
+    }
+    fd = g_unix_fd_list_get(fds, g_variant_get_handle(handle), &error);
     g_assert_no_error(error);
     qemu_dbus_display1_audio_complete_register_out_listener(audio, inv, NULL);
     socket = g_socket_new_from_fd(fd, &error);
@@ -195,7 +202,7 @@ static void test_queue(void)
     gint64 deadline;
 
     setup(&fx);
-    qs_audio_out_start(fx.out, QS_DISPLAY_AUDIO_YES);
+    g_assert_true(qs_audio_out_start(fx.out, QS_DISPLAY_AUDIO_YES));   /* answer to come */
     deadline = g_get_monotonic_time() + 10 * G_USEC_PER_SEC;
     while ((!fx.available || !fx.qemu_listener) && g_get_monotonic_time() < deadline) {
         g_main_context_iteration(NULL, TRUE);
@@ -237,7 +244,7 @@ static void test_no_audio(void)
 
     setup(&fx);
     /* qemu without -audiodev dbus: nothing is asked, nothing offered. */
-    qs_audio_out_start(fx.out, QS_DISPLAY_AUDIO_NONE);
+    g_assert_false(qs_audio_out_start(fx.out, QS_DISPLAY_AUDIO_NONE));  /* no answer to wait for */
     while (g_main_context_iteration(NULL, FALSE)) {
     }
     g_assert_false(qs_audio_out_is_available(fx.out));
@@ -245,9 +252,36 @@ static void test_no_audio(void)
     teardown(&fx);
 }
 
+/* qemu refuses: the owner hears "not available" once, so that whoever
+ * waits for the answer (the channel lists) stops waiting. The refusal and
+ * the hang-up of the listener's unused connection race: either may tell. */
+static void test_refused(void)
+{
+    Fixture fx;
+    gint64 deadline;
+
+    setup(&fx);
+    fx.refuse = TRUE;
+    g_assert_true(qs_audio_out_start(fx.out, QS_DISPLAY_AUDIO_YES));
+    deadline = g_get_monotonic_time() + 10 * G_USEC_PER_SEC;
+    while (fx.log->len == 0 && g_get_monotonic_time() < deadline) {
+        g_main_context_iteration(NULL, TRUE);
+    }
+    /* Whatever else was on its way arrives too. */
+    deadline = g_get_monotonic_time() + G_USEC_PER_SEC / 4;
+    while (g_get_monotonic_time() < deadline) {
+        g_main_context_iteration(NULL, FALSE);
+        g_usleep(1000);
+    }
+    g_assert_cmpstr(fx.log->str, ==, "available 0;");
+    g_assert_false(qs_audio_out_is_available(fx.out));
+    teardown(&fx);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
+    g_test_add_func("/display/audio-out/refused", test_refused);
     g_test_add_func("/display/audio-out/queue", test_queue);
     g_test_add_func("/display/audio-out/no-audio", test_no_audio);
     return g_test_run();
