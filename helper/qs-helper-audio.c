@@ -45,6 +45,7 @@ static gboolean register_both(gpointer data)
 
 void qs_helper_audio_start(QsHelperAudio *a, QsDisplayAudio can)
 {
+    a->can = can;
 #ifdef QS_TEST_CONTROLS
     /* Test builds: QS_TEST_AUDIO_START_DELAY_MS holds the registrations
      * back, widening the moment before qemu answers so that a test can
@@ -55,13 +56,11 @@ void qs_helper_audio_start(QsHelperAudio *a, QsDisplayAudio can)
     if (env && g_ascii_string_to_unsigned(env, 10, 1, 60000, &ms, NULL)) {
         g_message("audio: test build: registering with qemu's D-Bus audio in %u ms",
                   (guint)ms);
-        a->can = can;
         qs_channels_audio_settling(a->channels, TRUE, TRUE);
         a->delayed = g_timeout_add((guint)ms, register_both, a);
         return;
     }
 #endif
-    a->can = can;
     register_both(a);
 }
 

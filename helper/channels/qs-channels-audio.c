@@ -74,15 +74,6 @@ static void stop_channel(QsChannel *ch, void (*stop)(QsChannel *ch))
 
 /* ---- qemu's answers ------------------------------------------------------- */
 
-static void settled(QsChannels *hub);
-
-void qs_channels_audio_settling(QsChannels *hub, gboolean playback, gboolean record)
-{
-    hub->ctx.playback.settling = playback;
-    hub->ctx.record.settling = record;
-    settled(hub);
-}
-
 /* Sends the channel lists held for qemu's answers, once both are in. */
 static void settled(QsChannels *hub)
 {
@@ -101,6 +92,22 @@ static void settled(QsChannels *hub)
     }
 }
 
+void qs_channels_audio_settling(QsChannels *hub, gboolean playback, gboolean record)
+{
+    hub->ctx.playback.settling = playback;
+    hub->ctx.record.settling = record;
+    settled(hub);
+}
+
+/* One of qemu's answers is in (`settling` is that direction's flag). */
+static void answered(QsChannels *hub, gboolean *settling)
+{
+    if (*settling) {
+        *settling = FALSE;
+        settled(hub);
+    }
+}
+
 /* ---- qemu's sound out --------------------------------------------------- */
 
 void qs_channels_audio_set_available(QsChannels *hub, gboolean available)
@@ -109,10 +116,7 @@ void qs_channels_audio_set_available(QsChannels *hub, gboolean available)
         qs_channels_audio_stop(hub);
     }
     hub->ctx.playback.available = available;
-    if (hub->ctx.playback.settling) {
-        hub->ctx.playback.settling = FALSE;
-        settled(hub);
-    }
+    answered(hub, &hub->ctx.playback.settling);
 }
 
 static void start_one(QsChannel *ch, gpointer hub)
@@ -190,10 +194,7 @@ void qs_channels_record_set_available(QsChannels *hub, gboolean available)
         qs_channels_record_stop(hub);
     }
     hub->ctx.record.available = available;
-    if (hub->ctx.record.settling) {
-        hub->ctx.record.settling = FALSE;
-        settled(hub);
-    }
+    answered(hub, &hub->ctx.record.settling);
 }
 
 void qs_channels_record_stop(QsChannels *hub)

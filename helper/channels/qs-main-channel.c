@@ -142,7 +142,7 @@ static gboolean main_handle(QsChannel *ch, const QsClientMsg *msg, GError **erro
     case SPICE_MSGC_MAIN_AGENT_START:
     case SPICE_MSGC_MAIN_AGENT_TOKEN:
     case SPICE_MSGC_MAIN_AGENT_DATA:
-        return qs_agent_handle(((QsMainChannel *)ch)->agent, msg, error);
+        return qs_agent_handle(mc->agent, msg, error);
     default:
         /* CLIENT_INFO, migration (never offered). */
         return TRUE;
