@@ -206,6 +206,11 @@ static void on_gone(QsDisplay *display, const char *reason, gpointer data)
     g_main_loop_quit(app->loop);
 }
 
+static void on_sessions(guint n_sessions, gpointer display)
+{
+    qs_display_set_watched(display, n_sessions > 0);
+}
+
 /* Resize: the client's monitors config, through the agent, as
  * each served console's Console.SetUIInfo (head i is the i-th served
  * console); qemu's answer back to the agent's reply. */
@@ -501,6 +506,7 @@ int main(int argc, char **argv)
         app.status = QS_EXIT_FAILURE;
     } else {
         qs_display_start(display, on_gone, &app);
+        qs_channels_watch_sessions(channels, on_sessions, display);
         if (clipboard) {
             qs_clipboard_start(clipboard);
         }
@@ -508,6 +514,7 @@ int main(int argc, char **argv)
         g_main_loop_run(app.loop);
     }
     g_main_loop_unref(app.loop);
+    qs_channels_watch_sessions(channels, NULL, NULL);
     if (control) {
         qs_control_leaving(control, app.leaving);
         g_clear_pointer(&control, qs_control_free);

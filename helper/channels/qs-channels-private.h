@@ -35,6 +35,8 @@ struct QsChannels {
     QsWhenFull when_full;
     gint64 full_logged_us;      /* the last "refused: full" line */
     guint full_unlogged;        /* refusals since, not logged */
+    QsChannelsSessionsFunc sessions_func;
+    gpointer sessions_data;
 };
 
 /* qs-channels-sessions.c */

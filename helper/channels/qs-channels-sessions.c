@@ -32,6 +32,19 @@ uint32_t qs_channels_new_session_id(QsChannels *hub)
     return id;
 }
 
+void qs_channels_watch_sessions(QsChannels *hub, QsChannelsSessionsFunc func, gpointer data)
+{
+    hub->sessions_func = func;
+    hub->sessions_data = data;
+}
+
+static void sessions_changed(QsChannels *hub)
+{
+    if (hub->sessions_func) {
+        hub->sessions_func(hub->sessions->len, hub->sessions_data);
+    }
+}
+
 void qs_channels_end_session(QsChannels *hub, QsSession *session, const char *reason)
 {
     gboolean recorded = qs_channels_recorder(hub) == session;
@@ -42,6 +55,7 @@ void qs_channels_end_session(QsChannels *hub, QsSession *session, const char *re
         qs_channels_record_resume(hub);
     }
     qs_heap_trim_soon();
+    sessions_changed(hub);
 }
 
 QsSession *qs_channels_add_session(QsChannels *hub, uint32_t id, gboolean view_only)
@@ -59,6 +73,7 @@ QsSession *qs_channels_add_session(QsChannels *hub, uint32_t id, gboolean view_o
     session = qs_session_new(&hub->ctx, id);
     session->view_only = view_only;
     g_ptr_array_add(hub->sessions, session);
+    sessions_changed(hub);
     return session;
 }
 

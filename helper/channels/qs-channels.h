@@ -63,6 +63,12 @@ QsChannels *qs_channels_new(const QsChannelsConfig *config);
 void qs_channels_free(QsChannels *channels);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(QsChannels, qs_channels_free)
 
+/* Main context; told the number of client sessions each time it changes
+ * (NULL stops it). */
+typedef void (*QsChannelsSessionsFunc)(guint n_sessions, gpointer data);
+void qs_channels_watch_sessions(QsChannels *channels, QsChannelsSessionsFunc func,
+                                gpointer data);
+
 /* For qs_server_new(cfg, qs_channels_server_callbacks(), channels, ...). */
 const QsServerCallbacks *qs_channels_server_callbacks(void);
 

@@ -12,8 +12,14 @@
 
 /* qemu 7.2 serves one p2p client: a newer one takes the display objects
  * off our connection, but qemu's clipboard proxy keeps the connection open,
- * so no "closed" tells us. A cheap property read every few seconds does. */
-#define TAKEOVER_PROBE_S 3
+ * so no "closed" tells us. A cheap property read does: every
+ * TAKEOVER_PROBE_WATCHED_S while a client watches (a viewer must not stare
+ * at a display nobody updates), at once when the first client arrives, and
+ * every TAKEOVER_PROBE_IDLE_S otherwise: on a virtual CPU one read costs
+ * about a millisecond of wakeups across our threads, which at 3 s was most
+ * of what an idle helper spends (docs/performance.md "Scale"). */
+#define TAKEOVER_PROBE_WATCHED_S 3
+#define TAKEOVER_PROBE_IDLE_S 15
 
 struct QsDisplay {
     GDBusConnection *conn;
@@ -27,6 +33,7 @@ struct QsDisplay {
     gulong closed_handler;
     guint probe_id;
     gboolean probing;
+    gboolean watched;           /* a client is connected */
     GCancellable *probe_cancel;
     gboolean gone;
     QsDisplayGoneFunc gone_func;
@@ -238,6 +245,30 @@ static gboolean on_probe(gpointer data)
     return G_SOURCE_CONTINUE;
 }
 
+static void schedule_probe(QsDisplay *d)
+{
+    g_clear_handle_id(&d->probe_id, g_source_remove);
+    d->probe_id = g_timeout_add_seconds(
+        d->watched ? TAKEOVER_PROBE_WATCHED_S : TAKEOVER_PROBE_IDLE_S, on_probe, d);
+}
+
+void qs_display_set_watched(QsDisplay *d, gboolean watched)
+{
+    gboolean arrived = watched && !d->watched;
+
+    if (watched == d->watched) {
+        return;
+    }
+    d->watched = watched;
+    if (!d->probe_cancel || d->gone) {
+        return;                 /* not started, on a bus, or leaving */
+    }
+    if (arrived) {
+        on_probe(d);
+    }
+    schedule_probe(d);
+}
+
 /* The served console at `path`, or NULL. */
 static QsConsole *console_at(QsDisplay *d, const char *path)
 {
@@ -376,7 +407,7 @@ void qs_display_start(QsDisplay *d, QsDisplayGoneFunc func, gpointer user_data)
     }
     if (!d->dest) {
         d->probe_cancel = g_cancellable_new();
-        d->probe_id = g_timeout_add_seconds(TAKEOVER_PROBE_S, on_probe, d);
+        schedule_probe(d);
     }
     for (guint i = 0; i < d->consoles->len; i++) {
         qs_console_start(d->consoles->pdata[i]);

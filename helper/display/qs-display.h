@@ -41,6 +41,10 @@ QsDisplay *qs_display_attach(const QsDisplayOptions *opts, GError **error);
 /* Registers the listener(s); from here on nothing blocks. */
 void qs_display_start(QsDisplay *display, QsDisplayGoneFunc func,
                       gpointer user_data);
+/* Whether any client is connected: on a p2p connection, how often qemu is
+ * asked whether it still serves us (see qs-display.c); an arrival asks at
+ * once. */
+void qs_display_set_watched(QsDisplay *display, gboolean watched);
 void qs_display_free(QsDisplay *display);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(QsDisplay, qs_display_free)
 

@@ -33,13 +33,16 @@
  * filter wakes it from GDBus's reader thread) or after QS_WATCHDOG_IDLE_MS:
  * an idle guest's helper then sleeps instead of waking 10 times a second.
  * The slow check only matters if GDBus's reader itself stops (bytes then
- * stay unread and no filter runs), which nothing we know of does.
+ * stay unread and no filter runs), which nothing we know of does; so it is
+ * rare (5 s): on a virtual CPU each wakeup costs 0.2-0.6 ms, and at 1 s
+ * these checks were half of an idle helper's CPU (docs/performance.md
+ * "Scale").
  */
 #define QS_WATCHDOG_STALL_US (300 * 1000)
 #define QS_WATCHDOG_MAX_BACKLOG ((uint64_t)16 * 1024 * 1024)
 #define QS_WATCHDOG_BEHIND_US (1000 * 1000)
 #define QS_WATCHDOG_PERIOD_MS 100
-#define QS_WATCHDOG_IDLE_MS 1000
+#define QS_WATCHDOG_IDLE_MS 5000
 
 typedef struct {
     int64_t stall_us;

@@ -11,6 +11,7 @@ import time
 
 import pytest
 
+from serve_support import serving
 from test_display_support import Helper, assert_exact, display_helper  # noqa: F401
 
 
@@ -122,24 +123,76 @@ def test_bus_mode_pick_vm(qemu_factory, qemu_flavour, guest, display_helper,
         assert "left the bus" in h.stderr() or "closed" in h.stderr(), h.stderr()
 
 
+# How often a helper asks qemu 7.2 whether it still serves the display, with
+# no client and with one (TAKEOVER_PROBE_*_S in helper/display/qs-display.c).
+PROBE_IDLE_S = 15
+PROBE_WATCHED_S = 3
+
+
+def take_over_display(q):
+    """A second D-Bus display client on qemu `q`; qemu swaps clients once
+    its D-Bus handshake is done. Returns the connection (close it)."""
+    from gi.repository import Gio
+    other = Gio.Socket.new_from_fd(q.dbus_p2p_client().detach())
+    return Gio.DBusConnection.new_sync(
+        other.connection_factory_create_connection(), None,
+        Gio.DBusConnectionFlags.AUTHENTICATION_CLIENT, None, None)
+
+
 def test_second_p2p_client_closes_us(qemu_factory, guest, display_helper):
     """qemu 7.2 keeps one main p2p client: a second one takes the display
     objects off ours. qemu's clipboard proxy keeps our connection open, so
-    the helper notices by probing, and leaves cleanly (no input would reach
-    the guest any more, and the newcomer could not take the clipboard)."""
+    the helper notices by probing (with no client, every PROBE_IDLE_S), and
+    leaves cleanly (no input would reach the guest any more, and the
+    newcomer could not take the clipboard)."""
     q = qemu_factory(flavour="host")
     q.wait_ready()
     with Helper.p2p(display_helper, q) as h:
         h.wait_frames()
-        # qemu swaps clients once the new one has done its D-Bus handshake.
-        from gi.repository import Gio
-        other = Gio.Socket.new_from_fd(q.dbus_p2p_client().detach())
-        conn = Gio.DBusConnection.new_sync(
-            other.connection_factory_create_connection(), None,
-            Gio.DBusConnectionFlags.AUTHENTICATION_CLIENT, None, None)
+        conn = take_over_display(q)
         try:
-            assert h.wait_exit() == 0, h.stderr()
+            assert h.wait_exit(timeout=PROBE_IDLE_S + 10) == 0, h.stderr()
             assert "another D-Bus display client took it over" in h.stderr(), h.stderr()
+        finally:
+            conn.close_sync(None)
+
+
+def test_takeover_found_when_a_client_arrives(qemu_factory, guest, display_helper, test_client):
+    """An idle helper probes rarely, but a client's arrival probes at once:
+    taken over before any client came, the helper leaves as soon as the
+    first one links, instead of serving a display qemu no longer updates
+    until its next periodic probe (PROBE_WATCHED_S later with a client,
+    PROBE_IDLE_S without)."""
+    q = qemu_factory(flavour="host")
+    q.wait_ready()
+    with serving(display_helper, q, "--disable-ticketing") as (h, port):
+        # Taken over only once the helper has started its display (the audio
+        # line follows): it listens before, and a takeover that early is
+        # another case (qemu then closes our connection).
+        deadline = time.monotonic() + 30
+        while "audio:" not in h.stderr():
+            assert time.monotonic() < deadline, f"no audio line in 30 s: {h.stderr()}"
+            time.sleep(0.05)
+        conn = take_over_display(q)
+        try:
+            arrived = time.monotonic()
+            client = subprocess.Popen(
+                [str(test_client), "--port", str(port), "--timeout", "20", "info",
+                 "sleep", "20000"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            try:
+                assert h.wait_exit(timeout=PROBE_IDLE_S + 10) == 0, h.stderr()
+                left_after = time.monotonic() - arrived
+            finally:
+                client.kill()
+                client.wait(timeout=10)
+            assert "another D-Bus display client took it over" in h.stderr(), h.stderr()
+            print(f"helper left {left_after:.2f} s after the client started")
+            # Client start to the helper's exit: 0.07-0.12 s on the plain build,
+            # 0.22 s on the sanitizer build (measured 2026-12-03); the
+            # periodic probe would take PROBE_WATCHED_S at least.
+            assert left_after < PROBE_WATCHED_S - 1, \
+                f"the helper left {left_after:.1f} s after the client started: the " \
+                f"arrival did not probe, a periodic probe did\n{h.stderr()}"
         finally:
             conn.close_sync(None)
 

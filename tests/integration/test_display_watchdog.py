@@ -128,10 +128,10 @@ def test_no_watchdog_growth_visible(qemu_factory, guest, display_helper):
 
 def wake_run(q, display_helper):
     """While qemu sends nothing the watchdog sleeps (its next check is at the
-    next message's arrival, or 1 s later): a listener that stalls while the
+    next message's arrival, or 5 s later): a listener that stalls while the
     guest is idle must still be dropped within the stall rule's 300 ms plus
     a check or two once qemu sends, as with the 100 ms polling, not after
-    the 1 s idle period."""
+    the 5 s idle period."""
     q.wait_ready()
     with Helper.p2p(display_helper, q) as h:
         h.wait_frames(1)
