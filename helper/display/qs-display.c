@@ -254,8 +254,6 @@ static void schedule_probe(QsDisplay *d)
 
 void qs_display_set_watched(QsDisplay *d, gboolean watched)
 {
-    gboolean arrived = watched && !d->watched;
-
     if (watched == d->watched) {
         return;
     }
@@ -263,8 +261,8 @@ void qs_display_set_watched(QsDisplay *d, gboolean watched)
     if (!d->probe_cancel || d->gone) {
         return;                 /* not started, on a bus, or leaving */
     }
-    if (arrived) {
-        on_probe(d);
+    if (watched) {
+        on_probe(d);            /* the first client arrived */
     }
     schedule_probe(d);
 }
