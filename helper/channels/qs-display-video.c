@@ -109,8 +109,10 @@ static void on_frame(QsStreamSeat *seat, const QsSharedFrame *f, gpointer data)
     qs_display_link(dc, &link);
     /* The plan hears of the frame that went, which a shared encoder may
      * make a flush where it asked for a frame, or the reverse. */
-    stamp = qs_display_plan_frame_done(dc->plan, id, v->est_bytes, f->flush, f->ok, size,
-                                       f->needs_flush, &link, g_get_monotonic_time());
+    stamp = qs_display_plan_frame_done(dc->plan, id, v->est_bytes,
+                                       &(QsPlanFrameDone){ f->flush, f->ok, size,
+                                                           f->needs_flush, f->starved },
+                                       &link, g_get_monotonic_time());
     if (f->ok && stamp && f->data) {
         qs_display_send(dc, SPICE_MSG_DISPLAY_STREAM_DATA,
                         qs_msg_stream_data(id, stamp, f->data));

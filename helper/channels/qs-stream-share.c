@@ -14,6 +14,7 @@ typedef struct {
     gboolean flush;
     gboolean ok;
     gboolean needs_flush;
+    gboolean starved;
     char *error;
 } Made;
 
@@ -116,6 +117,7 @@ static void made_clear(Made *m)
     g_clear_pointer(&m->data, g_bytes_unref);
     g_clear_pointer(&m->error, g_free);
     m->ok = FALSE;
+    m->starved = FALSE;
 }
 
 static void tier_unref(Tier *t)
@@ -314,7 +316,8 @@ static void answer(QsStreamSeat *seat, const Made *m, gboolean shared)
     QsSharedFrame f = { 0 };
 
     if (m) {
-        f = (QsSharedFrame){ m->data, m->flush, m->ok, m->needs_flush, shared, m->error };
+        f = (QsSharedFrame){ m->data, m->flush, m->ok, m->needs_flush, shared, m->error,
+                             m->starved };
         seat->next = m->seq + 1;
         if (m->ok && !m->flush) {
             seat->fresh = FALSE;
@@ -400,6 +403,7 @@ static void encode_done(GObject *source, GAsyncResult *res, gpointer data)
     m->flush = job->flush;
     m->ok = g_task_propagate_boolean(G_TASK(res), NULL) && !job->error;
     m->needs_flush = t->enc && qs_video_encoder_needs_flush(t->enc);
+    m->starved = job->frame.starved;
     if (m->ok) {
         m->data = g_steal_pointer(&job->frame.data);
     } else {

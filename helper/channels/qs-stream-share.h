@@ -48,6 +48,7 @@ typedef struct {
     gboolean needs_flush;       /* the codec holds a frame until the next one */
     gboolean shared;            /* made for another seat: no encode for this one */
     const char *error;
+    gboolean starved;           /* the ceiling held it far below its quality target */
 } QsSharedFrame;
 
 /* A seat's answer; `frame` and its data are the callee's only during the call. */

@@ -68,9 +68,10 @@ static gboolean mjpeg_encode(QsVideoEncoder *enc, const uint8_t *pixels,
                                    : enc->bitrate / 8u / enc->fps;
     int top = enc->quality ? enc->quality : QS_VIDEO_MAX_QUALITY;
 
+    int used = MIN(MIN(quality_ladder[m->step], top), (int)QS_JPEG_QUALITY_444 - 1);
+
     (void)force_keyframe;       /* every frame is one */
-    if (!qs_enc_jpeg_compress(m->tj, &rect, MIN(MIN(quality_ladder[m->step], top),
-                                                (int)QS_JPEG_QUALITY_444 - 1), out)) {
+    if (!qs_enc_jpeg_compress(m->tj, &rect, used, out)) {
         g_byte_array_unref(out);
         g_set_error(error, QS_VIDEO_ERROR, QS_VIDEO_ERROR_FAILED,
                     "TurboJPEG failed: %s", tjGetErrorStr2(m->tj));
@@ -84,6 +85,7 @@ static gboolean mjpeg_encode(QsVideoEncoder *enc, const uint8_t *pixels,
     }
     frame->data = g_byte_array_free_to_bytes(out);
     frame->keyframe = TRUE;
+    frame->starved = enc->quality > 0 && used <= enc->quality / 2;
     return TRUE;
 }
 

@@ -180,6 +180,8 @@ static gboolean encode_pic(QsVideoEncoder *enc, gboolean force_keyframe, int qp,
      * call: copy them out once. */
     frame->data = g_bytes_new(nals[0].p_payload, (gsize)size);
     frame->keyframe = out_pic.b_keyframe && out_pic.i_type == X264_TYPE_IDR;
+    frame->starved = !qp && enc->quality > 0 &&
+                     out_pic.prop.f_crf_avg >= enc->quality + QS_VIDEO_STARVED_CRF_STEPS;
     return TRUE;
 }
 

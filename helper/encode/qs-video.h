@@ -60,7 +60,24 @@ typedef struct QsVideoEncoder QsVideoEncoder;
 typedef struct {
     GBytes *data;               /* owned by the caller */
     gboolean keyframe;          /* decodable without earlier frames */
+    gboolean starved;           /* the ceiling held it far below the quality target */
 } QsVideoFrame;
+
+/*
+ * A frame is starved when, with a quality target, the ceiling held it to
+ * at most half the bits the target asks for: x264's effective CRF of the
+ * frame at least QS_VIDEO_STARVED_CRF_STEPS above the target (six steps
+ * are a factor of two in bits), or an MJPEG frame at half the target's
+ * JPEG quality or less. Measured for 640x480 noise at CRF 25 (these
+ * settings, 60 frames of random Y, U and V): effective CRF 42 at a 12
+ * Mbit/s ceiling at 30 fps, 38 at 20 Mbit/s, 48 at 3 and 52 at 1.2. The
+ * benchmark's heavy guest (random RGB, so smoother chroma) came out near
+ * CRF 33 at 85 KB a frame: with 10 or 8 steps its frames were starved and
+ * fed by turns, with 6 nearly all starved (docs/performance.md). The busy
+ * guest's picture fits the target at 0.7 Mbit/s. What the caller does
+ * with it is its own (flow/qs-rate.h).
+ */
+#define QS_VIDEO_STARVED_CRF_STEPS 6
 
 /* width and height must be even (I420 chroma) and within the bounds above;
  * fps 1..QS_VIDEO_MAX_FPS is the nominal rate (the frame budget until

@@ -6,6 +6,7 @@
 #include "flow/qs-e2e.h"
 #include "flow/qs-frame-time.h"
 #include "flow/qs-pacer.h"
+#include "flow/qs-rate.h"
 
 /*
  * qs-display-plan.c    the client's surface, the action queue, next()
@@ -30,12 +31,14 @@ typedef struct {
     gboolean dirty;             /* changed since the last frame was read */
     gboolean encoding;          /* a frame or flush is with the encoder */
     gboolean need_flush;        /* the encoder holds the last real frame */
+    gboolean holds;             /* its codec holds each frame until the next (H.264) */
     int64_t last_change_us;     /* of any block in the rect */
     int64_t last_frame_us;      /* a frame was read */
     int64_t source_us;          /* qemu's last picture here (QS_RATE_SAME_PICTURE_US apart) */
     int64_t source_interval_us; /* qemu's average frame interval here; 0: not known */
     uint32_t frames;
     uint32_t window_frames, window_drops;   /* reported since the last rate step */
+    QsRateFit fit;              /* the frame rate's divisor (flow/qs-rate.h) */
 } QsPlanStream;
 
 /* qs-plan-images.c */

@@ -111,6 +111,8 @@ typedef struct {
     uint64_t streams;           /* started */
     uint64_t frames_skipped;    /* replaced before they were read */
     uint64_t client_drops;      /* from STREAM_REPORT */
+    uint64_t frames_starved;    /* came back starved (flow/qs-rate.h) */
+    uint64_t rate_halvings;     /* a stream's frame rate halved for them */
 } QsPlanStats;
 
 typedef struct QsDisplayPlan QsDisplayPlan;
@@ -151,14 +153,21 @@ void qs_display_plan_probe_sent(QsDisplayPlan *plan, int64_t now_us, uint32_t id
 /* A PONG; TRUE when it frees room a waiting plan wants. */
 gboolean qs_display_plan_pong(QsDisplayPlan *plan, int64_t now_us, uint32_t id);
 
+/* What the encoder made of a FRAME or FLUSH. */
+typedef struct {
+    gboolean flush;             /* it went as a flush (a shared encoder may swap the two) */
+    gboolean ok;                /* FALSE: the codec failed */
+    gsize bytes;                /* encoded */
+    gboolean needs_flush;       /* the codec holds a frame until the next one, at the
+                                 * encoder and at the client's decoder, as H.264 does */
+    gboolean starved;           /* the ceiling held it far below its quality target */
+} QsPlanFrameDone;
+
 /* FRAME or FLUSH came back from the encoder: `est_bytes` as the action
- * said. `ok` with `bytes` encoded: returns the frame's multimedia time
- * (`link` as now; `needs_flush`: the codec holds a frame until the next
- * one, at the encoder and at the client's decoder, as H.264 does). Not
- * ok: the stream ends (told) and its codec is not used again; 0. */
+ * said. `done->ok`: returns the frame's multimedia time (`link` as now).
+ * Not ok: the stream ends (told) and its codec is not used again; 0. */
 uint32_t qs_display_plan_frame_done(QsDisplayPlan *plan, uint32_t stream, uint32_t est_bytes,
-                                    gboolean flush, gboolean ok, gsize bytes,
-                                    gboolean needs_flush, const QsPlanLink *link,
+                                    const QsPlanFrameDone *done, const QsPlanLink *link,
                                     int64_t now_us);
 /* A FRAME came back as a flush (an encoder shared with other viewers had
  * one due first): the stream's newest pixels are still to go. */

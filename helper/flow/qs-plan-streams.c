@@ -1,12 +1,15 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The display plan's video streams: their life, when a frame is read, bit rate, stamps, the client's reports. */
 #include "flow/qs-display-plan-private.h"
-#include "flow/qs-rate.h"
 
 /*
  * A frame is read when the previous one is back from the encoder and the
  * pacer has bulk room: a frame the link cannot carry is never read, never
- * queued. Where streams start and end: qs-plan-detect.c.
+ * queued. A stream starved or over its share of the link reads one frame
+ * in `fit.div` intervals (flow/qs-rate.h); the flush then goes one nominal
+ * interval after each
+ * frame, so the client shows it as soon as at full rate. Where streams
+ * start and end: qs-plan-detect.c.
  */
 
 #define QS_STREAM_MAX_BITRATE 12000000u
@@ -55,12 +58,34 @@ static guint n_streams(const QsDisplayPlan *plan)
 }
 
 /* The stream's ceiling; what it spends below is the encoder's quality
- * target's (flow/qs-rate.h). */
-static uint32_t stream_bitrate(const QsDisplayPlan *plan, guint n)
+ * target's, and a starved stream's frames are shorter still on the link
+ * (flow/qs-rate.h). */
+static uint32_t stream_bitrate(const QsDisplayPlan *plan, const QsPlanStream *s, guint n)
 {
-    return qs_rate_stream_ceiling(qs_bwe_bandwidth(plan->bwe), n, plan->streams.rate_pct,
-                                  plan->caps.min_stream_bitrate,
-                                  MIN(QS_STREAM_MAX_BITRATE, plan->caps.max_stream_bitrate));
+    uint64_t bw = qs_bwe_bandwidth(plan->bwe);
+    uint32_t bps = qs_rate_stream_ceiling(bw, n, plan->streams.rate_pct,
+                                          plan->caps.min_stream_bitrate,
+                                          MIN(QS_STREAM_MAX_BITRATE,
+                                              plan->caps.max_stream_bitrate));
+
+    if (s->fit.div > 1) {
+        bps = MIN(bps, qs_rate_starved_ceiling(bw, s->fps, s->source_interval_us));
+        /* The flush between a lowered stream's frames is a frame to the
+         * encoder's rate control: its budget refills for it, and the next
+         * frame spends both (measured: 35 KB frames under an 18 KB
+         * ceiling at 80 ms / 10 Mbit). */
+        bps = MAX(plan->caps.min_stream_bitrate, s->holds ? bps / 2 : bps);
+    }
+    return bps;
+}
+
+/* What the encoder may make of a frame: its budget, and the flush's
+ * refill before it (above). */
+static uint32_t frame_estimate(const QsPlanStream *s)
+{
+    uint32_t est = qs_rate_frame_bytes(s->bitrate, s->fps, s->source_interval_us);
+
+    return s->fit.div > 1 && s->holds ? est * 2 : est;
 }
 
 static int find(const QsDisplayPlan *plan, uint32_t id)
@@ -121,8 +146,9 @@ void qs_plan_stream_start(QsDisplayPlan *plan, guint slot, const QsRect *r, uint
     s->quality = qs_rate_stream_quality(s->codec == QS_PLAN_STREAM_H264);
     s->dirty = TRUE;
     s->last_change_us = now_us;
+    s->fit.div = 1;
     st->slot[slot] = s;
-    s->bitrate = stream_bitrate(plan, n_streams(plan));
+    s->bitrate = stream_bitrate(plan, s, n_streams(plan));
     qs_plan_push(plan, &(QsPlanAction){ .kind = QS_PLAN_STREAM_CREATE, .stream = s->id,
                                         .rect = *r, .codec = s->codec, .fps = fps,
                                         .bitrate = s->bitrate, .quality = s->quality,
@@ -152,9 +178,7 @@ static void hand_to_encoder(QsDisplayPlan *plan, QsPlanStream *s, QsPlanKind kin
                               .quality = s->quality,
                               .source_interval_us = s->source_interval_us,
                               .item.surface_serial = plan->serial };
-    action->est_bytes = kind == QS_PLAN_STREAM_FRAME
-                            ? qs_rate_frame_bytes(s->bitrate, s->fps, s->source_interval_us)
-                            : QS_STREAM_FLUSH_BYTES;
+    action->est_bytes = kind == QS_PLAN_STREAM_FRAME ? frame_estimate(s) : QS_STREAM_FLUSH_BYTES;
     s->encoding = TRUE;
     plan->encoding_bytes += action->est_bytes;
 }
@@ -166,24 +190,25 @@ gboolean qs_plan_streams_next(QsDisplayPlan *plan, int64_t now_us,
 
     for (guint i = 0; i < QS_PLAN_MAX_STREAMS; i++) {
         QsPlanStream *s = plan->streams.slot[i];
-        int64_t interval;
+        int64_t interval, since;
 
         if (!s || s->encoding) {
             continue;
         }
         interval = G_USEC_PER_SEC / MAX(s->fps, 1);
-        s->bitrate = stream_bitrate(plan, n);
+        since = now_us - s->last_frame_us;
+        s->bitrate = stream_bitrate(plan, s, n);
+        if (s->need_flush && since >= interval && budget->fast_bytes > 0 &&
+            (!s->dirty || since < interval * s->fit.div)) {
+            g_debug("display: stream %u flush", s->id);
+            s->need_flush = FALSE;
+            hand_to_encoder(plan, s, QS_PLAN_STREAM_FLUSH, action);
+            return TRUE;
+        }
         if (!s->dirty) {
-            if (s->need_flush && now_us - s->last_frame_us >= interval &&
-                budget->fast_bytes > 0) {
-                g_debug("display: stream %u flush", s->id);
-                s->need_flush = FALSE;
-                hand_to_encoder(plan, s, QS_PLAN_STREAM_FLUSH, action);
-                return TRUE;
-            }
             continue;
         }
-        if (now_us - s->last_frame_us < interval || !qs_pacer_bulk_open(budget)) {
+        if (since < interval * s->fit.div || !qs_pacer_bulk_open(budget)) {
             continue;           /* newest pixels are read when it is time */
         }
         s->dirty = FALSE;
@@ -200,14 +225,18 @@ int64_t qs_plan_streams_deadline(const QsDisplayPlan *plan, int64_t now_us)
 
     for (guint i = 0; i < QS_PLAN_MAX_STREAMS; i++) {
         const QsPlanStream *s = plan->streams.slot[i];
-        int64_t t;
+        int64_t t, interval;
 
         if (!s) {
             continue;
         }
+        interval = G_USEC_PER_SEC / MAX(s->fps, 1);
         t = s->last_change_us + QS_PLAN_STREAM_END_US + 1000;
-        if (!s->encoding && (s->dirty || s->need_flush)) {
-            t = MIN(t, MAX(now_us + 1000, s->last_frame_us + G_USEC_PER_SEC / MAX(s->fps, 1)));
+        if (!s->encoding && s->need_flush) {
+            t = MIN(t, MAX(now_us + 1000, s->last_frame_us + interval));
+        }
+        if (!s->encoding && s->dirty) {
+            t = MIN(t, MAX(now_us + 1000, s->last_frame_us + interval * s->fit.div));
         }
         next = next ? MIN(next, t) : t;
     }
@@ -261,9 +290,27 @@ void qs_display_plan_frame_dropped(QsDisplayPlan *plan, uint32_t est_bytes)
     plan->encoding_bytes -= MIN(plan->encoding_bytes, est_bytes);
 }
 
+/* A frame's fit to its quality target and to its share of the link sets
+ * the stream's frame rate (flow/qs-rate.h). */
+static void follow_fit(QsDisplayPlan *plan, QsPlanStream *s, const QsPlanFrameDone *done)
+{
+    guint was = s->fit.div;
+    QsRateVerdict v = qs_rate_frame_verdict(done->starved, done->bytes, s->fps, was,
+                                            s->source_interval_us,
+                                            qs_bwe_bandwidth(plan->bwe));
+
+    plan->stats.frames_starved += done->starved;
+    if (qs_rate_fit_frame(&s->fit, v)) {
+        plan->stats.rate_halvings += s->fit.div > was;
+        g_debug("display: stream %u %s: %u fps", s->id,
+                done->starved ? "starved"
+                : v == QS_RATE_FIT_LOWER ? "over its share of the link" : "fits again",
+                s->fps / s->fit.div);
+    }
+}
+
 uint32_t qs_display_plan_frame_done(QsDisplayPlan *plan, uint32_t stream, uint32_t est_bytes,
-                                    gboolean flush, gboolean ok, gsize bytes,
-                                    gboolean needs_flush, const QsPlanLink *link,
+                                    const QsPlanFrameDone *done, const QsPlanLink *link,
                                     int64_t now_us)
 {
     int slot = find(plan, stream);
@@ -275,18 +322,20 @@ uint32_t qs_display_plan_frame_done(QsDisplayPlan *plan, uint32_t stream, uint32
     }
     s = plan->streams.slot[slot];
     s->encoding = FALSE;
-    if (!ok) {
+    if (!done->ok) {
         QsPlanStreamCodec codec = s->codec;
 
         qs_plan_stream_end(plan, (guint)slot, TRUE, now_us);
         codec_failed(plan, codec);
         return 0;
     }
-    s->need_flush = !flush && needs_flush;
-    if (!flush) {
+    s->need_flush = !done->flush && done->needs_flush;
+    s->holds = done->needs_flush;
+    if (!done->flush) {
         s->frames++;
+        follow_fit(plan, s, done);
     }
-    return frame_stamp(plan, s, link, now_us, bytes, needs_flush);
+    return frame_stamp(plan, s, link, now_us, done->bytes, done->needs_flush);
 }
 
 void qs_display_plan_stream_dirty(QsDisplayPlan *plan, uint32_t stream)

@@ -74,6 +74,71 @@ uint32_t qs_rate_frame_bytes(uint32_t ceiling_bps, uint32_t fps, int64_t source_
  * QS_RATE_SAME_PICTURE_US leave it as it was. */
 int64_t qs_rate_source_interval(int64_t avg_us, int64_t dt_us);
 
+/*
+ * A stream whose frames come back starved (encode/qs-video.h: the ceiling
+ * held them to at most half the bits the quality target asks for) shows
+ * a picture the link cannot carry at a useful quality: the benchmark's
+ * heavy noise scored 10.7 to 11.9 dB PSNR whether it had 1.1 or 11.8
+ * Mbit/s (docs/performance.md, 2026-12-02). Spending the share on it buys little to see and makes every
+ * other update (a keypress's image) wait behind frames that fill the
+ * link: heavy noise at 80 ms / 5 Mbit, ~19 KB frames, p95 keypress RTT +
+ * 36 ms (docs/performance.md, 2026-12-02). So after QS_RATE_STARVED_FRAMES
+ * starved frames in a row the stream's frame rate halves, down to
+ * 1/QS_RATE_FPS_DIV_MAX of the nominal, and while it is lowered a frame
+ * may occupy the link for at most QS_RATE_STARVED_FRAME_US
+ * (qs_rate_starved_ceiling()): the link has room between frames, and a
+ * keypress waits behind at most that much of one. After
+ * QS_RATE_FED_FRAMES frames in a row not starved (the picture became
+ * simpler, or the link faster) the rate doubles back. What is lowered
+ * only ever starves a frame more, so it cannot undo its own cause and
+ * flap. The price: a real video the link cannot carry at the target plays
+ * at a quarter of its frame rate, its frames coarser; the link's time
+ * goes to interaction first.
+ */
+#define QS_RATE_STARVED_FRAMES 4
+#define QS_RATE_FED_FRAMES 16
+#define QS_RATE_FPS_DIV_MAX 4
+#define QS_RATE_STARVED_FRAME_US 15000
+
+/*
+ * The same lowering holds a stream that reaches its target but would take
+ * more than QS_RATE_STREAM_TARGET_SHARE_PCT of the link doing so: the busy
+ * guest at CRF 25 is 0.7 Mbit/s, a third of a 2 Mbit/s link, where
+ * spice-server's MJPEG took 1.2 (docs/performance.md, 2026-12-02). Each
+ * frame keeps its quality; fewer of them go. 15 % is a quarter of the
+ * 60 % share spice-server's streams were measured to fill on slow links,
+ * which is issue 22's bytes goal, and leaves the link's rest to
+ * interaction, repairs and sound. A stream is raised again only when it
+ * would still fit at twice its rate, so lowering cannot undo its cause.
+ */
+#define QS_RATE_STREAM_TARGET_SHARE_PCT 15
+
+typedef enum {
+    QS_RATE_FIT_HOLD,           /* neither: the rate stays */
+    QS_RATE_FIT_LOWER,          /* starved, or over its share of the link */
+    QS_RATE_FIT_RAISE,          /* fed, and would fit at twice the rate */
+} QsRateVerdict;
+
+typedef struct {
+    guint div;                  /* the frame rate is the nominal / div; 0 counts as 1 */
+    guint lower_run, raise_run; /* verdicts in a row */
+} QsRateFit;
+
+/* One encoded frame (not a flush) of `bytes`, `starved` or not, from a
+ * source delivering every `source_interval_us` (0: not known), read at
+ * `fps` / `div`, on a link of `link_bytes_per_s`. */
+QsRateVerdict qs_rate_frame_verdict(gboolean starved, uint64_t bytes, uint32_t fps, guint div,
+                                    int64_t source_interval_us, uint64_t link_bytes_per_s);
+
+/* Follows one verdict; TRUE when `fit->div` changed. */
+gboolean qs_rate_fit_frame(QsRateFit *fit, QsRateVerdict verdict);
+
+/* The ceiling (bit/s) under which a frame, spread over the source's
+ * interval as qs_rate_frame_bytes() spreads it, takes QS_RATE_STARVED_FRAME_US
+ * of a link of `link_bytes_per_s`. */
+uint32_t qs_rate_starved_ceiling(uint64_t link_bytes_per_s, uint32_t fps,
+                                 int64_t source_interval_us);
+
 /* The JPEG quality of the next still image after one of `bytes` went out
  * at `quality` on a link of `link_bytes_per_s`. */
 int qs_rate_jpeg_next(int quality, uint64_t bytes, uint64_t link_bytes_per_s);

@@ -253,8 +253,10 @@ static void test_h264_bitrate(void)
 
 /* Average bytes of frames 10..n-1 of `content` (or a gradient sliding one
  * pixel a frame when `smooth`) at quality `crf` under `ceiling`, the
- * source delivering a picture every `interval_us`. */
-static double crf_average(gboolean smooth, uint32_t ceiling, int crf, int64_t interval_us)
+ * source delivering a picture every `interval_us`; how many of them came
+ * back starved in `starved`. */
+static double crf_average(gboolean smooth, uint32_t ceiling, int crf, int64_t interval_us,
+                          guint *starved)
 {
     g_autoptr(GError) error = NULL;
     g_autoptr(QsVideoEncoder) enc = qs_video_encoder_new(QS_VIDEO_CODEC_H264, W, H, 30,
@@ -290,6 +292,7 @@ static double crf_average(gboolean smooth, uint32_t ceiling, int crf, int64_t in
         g_assert_true(ok);
         if (i >= 10) {
             bytes += g_bytes_get_size(f.data);
+            *starved += f.starved;
         }
         g_bytes_unref(f.data);
     }
@@ -304,13 +307,22 @@ static void test_h264_crf(void)
 {
     const uint32_t ceiling = 4000000;
     double nominal = ceiling / 8.0 / 30;
-    double smooth = crf_average(TRUE, ceiling, 25, 33333);
-    double noise = crf_average(FALSE, ceiling, 25, 33333);
-    double noise_10fps = crf_average(FALSE, ceiling, 25, 100000);
+    guint smooth_starved = 0, noise_starved = 0, slow_starved = 0, low_starved = 0;
+    double smooth = crf_average(TRUE, ceiling, 25, 33333, &smooth_starved);
+    double noise = crf_average(FALSE, ceiling, 25, 33333, &noise_starved);
+    double noise_10fps = crf_average(FALSE, ceiling, 25, 100000, &slow_starved);
+    /* A quarter of the ceiling: per pixel, 640x480 noise under 4 Mbit/s. */
+    double noise_low = crf_average(FALSE, ceiling / 4, 25, 33333, &low_starved);
     g_autoptr(GError) error = NULL;
 
     g_test_message("ceiling %.0f B/frame at 30 fps: smooth %.0f, noise %.0f, "
-                   "noise at 10 fps %.0f", nominal, smooth, noise, noise_10fps);
+                   "noise at 10 fps %.0f, noise under a quarter of the ceiling %.0f; "
+                   "starved of 50: %u, %u, %u, %u", nominal, smooth, noise, noise_10fps,
+                   noise_low, smooth_starved, noise_starved, slow_starved, low_starved);
+    /* The smooth picture reaches CRF 25; noise under a ceiling that gives
+     * each pixel what 640x480 gets at 4 Mbit/s is far from it, every frame. */
+    g_assert_cmpuint(smooth_starved, ==, 0);
+    g_assert_cmpuint(low_starved, ==, 50);
     g_assert_cmpfloat(smooth, <, nominal / 4);
     g_assert_cmpfloat(noise, <, nominal * 1.3);
     g_assert_cmpfloat(noise, >, nominal * 0.5);
@@ -374,6 +386,39 @@ static void test_mjpeg(void)
     g_assert_cmpuint(last, <, first);
     tjDestroy(tj);
     g_rand_free(rand);
+}
+
+/* MJPEG with a quality target: noise under a small ceiling walks the
+ * ladder to half the target and below, and says so; a busy picture under
+ * a large one stays at the target, fed. */
+static void test_mjpeg_starved(void)
+{
+    static const struct { int content; uint32_t ceiling; gboolean starved; } runs[] = {
+        { VT_BUSY, 20000000, FALSE },
+        { VT_HEAVY, 500000, TRUE },
+    };
+
+    for (guint r = 0; r < G_N_ELEMENTS(runs); r++) {
+        g_autoptr(GError) error = NULL;
+        g_autoptr(QsVideoEncoder) enc = qs_video_encoder_new(QS_VIDEO_CODEC_MJPEG, W, H, 30,
+                                                             runs[r].ceiling, 80, &error);
+        g_autofree uint8_t *buf = g_malloc(STRIDE * H);
+        GRand *rand = g_rand_new_with_seed(5);
+        guint starved = 0;
+
+        g_assert_no_error(error);
+        for (guint i = 0; i < 30; i++) {
+            QsVideoFrame f = { 0 };
+
+            vt_draw(runs[r].content, i, buf, STRIDE, W, H, rand);
+            g_assert_true(qs_video_encoder_encode(enc, buf, STRIDE, FALSE, &f, &error));
+            starved += i >= 20 && f.starved;
+            g_bytes_unref(f.data);
+        }
+        g_test_message("run %u: %u of the last 10 frames starved", r, starved);
+        g_assert_cmpuint(starved, ==, runs[r].starved ? 10 : 0);
+        g_rand_free(rand);
+    }
 }
 
 static void test_invalid(void)
@@ -470,5 +515,6 @@ int main(int argc, char **argv)
     g_test_add_func("/encode/video/h264-bitrate", test_h264_bitrate);
     g_test_add_func("/encode/video/h264-crf", test_h264_crf);
     g_test_add_func("/encode/video/mjpeg", test_mjpeg);
+    g_test_add_func("/encode/video/mjpeg-starved", test_mjpeg_starved);
     return g_test_run();
 }

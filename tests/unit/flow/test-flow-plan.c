@@ -4,6 +4,7 @@
 
 #include "flow-sim.h"
 #include "flow/qs-display-plan.h"
+#include "flow/qs-rate.h"
 #include "screen/qs-screen.h"
 
 /*
@@ -47,6 +48,8 @@ typedef struct {
     const FlowSimLinkCase *link;
     const Activity *act;
     gboolean no_jpeg;               /* the client announced no display caps */
+    gboolean starved;               /* the encoder reports every frame starved */
+    uint32_t frame_div;             /* frames are their estimate / this (0: 1) */
 } Case;
 
 static const FlowSimLinkCase links[] = {
@@ -88,7 +91,8 @@ typedef struct {
     uint64_t max_queued, largest_write;
     int64_t stream_at;
     int64_t mark_at;                /* the first full picture was out */
-    uint64_t frames, images;
+    uint64_t frames, flushes, images;
+    uint64_t frame_bytes;
     uint64_t lossy_ok;              /* images the plan let go as JPEG */
 } Sim;
 
@@ -177,14 +181,18 @@ static void pump(Sim *s, int64_t now)
             break;
         case QS_PLAN_STREAM_FRAME:
         case QS_PLAN_STREAM_FLUSH: {
-            uint32_t bytes = MAX(a.est_bytes, 64);
+            uint32_t bytes = MAX(a.est_bytes / MAX(s->c->frame_div, 1u), 64);
 
             link_now(s, now, &l);
-            g_assert_cmpuint(qs_display_plan_frame_done(s->plan, a.stream, a.est_bytes,
-                                                        a.kind == QS_PLAN_STREAM_FLUSH, TRUE,
-                                                        bytes, TRUE, &l, now), !=, 0);
+            QsPlanFrameDone done = { a.kind == QS_PLAN_STREAM_FLUSH, TRUE, bytes, TRUE,
+                                     a.kind == QS_PLAN_STREAM_FRAME && s->c->starved };
+
+            g_assert_cmpuint(qs_display_plan_frame_done(s->plan, a.stream, a.est_bytes, &done,
+                                                        &l, now), !=, 0);
             write_bytes(s, now, bytes);
             s->frames += a.kind == QS_PLAN_STREAM_FRAME;
+            s->flushes += a.kind == QS_PLAN_STREAM_FLUSH;
+            s->frame_bytes += bytes;
             break;
         }
         case QS_PLAN_MARK:
@@ -332,8 +340,8 @@ static void check_case(gconstpointer data)
 static void test_jpeg_needs_caps(void)
 {
     for (unsigned i = 0; i < G_N_ELEMENTS(links); i++) {
-        Case with = { &links[i], &activities[2], FALSE };
-        Case without = { &links[i], &activities[2], TRUE };
+        Case with = { &links[i], &activities[2], FALSE, FALSE, 1 };
+        Case without = { &links[i], &activities[2], TRUE, FALSE, 1 };
         Sim a, b;
 
         g_assert_false(activities[2].video);
@@ -350,6 +358,76 @@ static void test_jpeg_needs_caps(void)
     }
 }
 
+static double worst_key_us(const Sim *s)
+{
+    double worst = 0;
+
+    for (unsigned k = 0; k < KEYS; k++) {
+        worst = MAX(worst, s->key_delay_us[k]);
+    }
+    return worst;
+}
+
+/* Frames that come back starved (flow/qs-rate.h): the same heavy noise
+ * read at a quarter of the rate of frames that fit (an eighth of their
+ * budget: a share of the link no link lowers), each followed by its
+ * flush, and shorter on the link. */
+static void test_starved_quarter_rate(void)
+{
+    for (unsigned i = 0; i < G_N_ELEMENTS(links); i++) {
+        Case fed = { &links[i], &activities[1], FALSE, FALSE, 8 };
+        Case starved = { &links[i], &activities[1], FALSE, TRUE, 1 };
+        Sim a, b;
+        const QsPlanStats *st;
+
+        run(&fed, &a);
+        run(&starved, &b);
+        st = qs_display_plan_stats(b.plan);
+        g_test_message("%s heavy: %" G_GUINT64_FORMAT " frames, %" G_GUINT64_FORMAT
+                       " flushes fed; %" G_GUINT64_FORMAT " frames (%.0f bytes each), %"
+                       G_GUINT64_FORMAT " flushes starved (%" G_GUINT64_FORMAT " halvings); "
+                       "worst key %.2f ms fed, %.2f ms starved", links[i].name, a.frames,
+                       a.flushes, b.frames, (double)b.frame_bytes / (double)b.frames,
+                       b.flushes, st->rate_halvings, worst_key_us(&a) / 1000.0,
+                       worst_key_us(&b) / 1000.0);
+        g_assert_cmpuint(qs_display_plan_stats(a.plan)->rate_halvings, ==, 0);
+        g_assert_cmpuint(st->rate_halvings, ==, 2);
+        g_assert_cmpuint(st->frames_starved, ==, b.frames);
+        /* A quarter, less the frames before the two halvings. */
+        g_assert_cmpuint(b.frames * 3, <=, a.frames);
+        g_assert_cmpuint(b.frames * 6, >=, a.frames);
+        /* Full rate has no flush while the area keeps changing. */
+        g_assert_cmpuint(b.flushes + QS_RATE_STARVED_FRAMES + 1, >=, b.frames);
+        sim_clear(&a);
+        sim_clear(&b);
+    }
+}
+
+/* Frames that reach their target but at half their budget, 30 % of the
+ * link: over the share on shaped links, where the rate is lowered with no
+ * frame starved; a LAN keeps the full rate. */
+static void test_over_share(void)
+{
+    for (unsigned i = 0; i < G_N_ELEMENTS(links); i++) {
+        Case c = { &links[i], &activities[1], FALSE, FALSE, 2 };
+        gboolean lan = links[i].bits_per_sec >= 1e9;
+        Sim a;
+        const QsPlanStats *st;
+
+        run(&c, &a);
+        st = qs_display_plan_stats(a.plan);
+        g_test_message("%s: %" G_GUINT64_FORMAT " frames, %" G_GUINT64_FORMAT " halvings",
+                       links[i].name, a.frames, st->rate_halvings);
+        g_assert_cmpuint(st->frames_starved, ==, 0);
+        if (lan) {
+            g_assert_cmpuint(st->rate_halvings, ==, 0);
+        } else {
+            g_assert_cmpuint(st->rate_halvings, >=, 1);
+        }
+        sim_clear(&a);
+    }
+}
+
 int main(int argc, char **argv)
 {
     static Case cases[G_N_ELEMENTS(links) * G_N_ELEMENTS(activities)];
@@ -361,10 +439,12 @@ int main(int argc, char **argv)
             g_autofree char *path = g_strdup_printf("/flow/plan/%s/%s", links[i].name,
                                                     activities[j].name);
 
-            cases[n] = (Case){ &links[i], &activities[j], FALSE };
+            cases[n] = (Case){ &links[i], &activities[j], FALSE, FALSE, 1 };
             g_test_add_data_func(path, &cases[n], check_case);
         }
     }
     g_test_add_func("/flow/plan/jpeg-needs-display-caps", test_jpeg_needs_caps);
+    g_test_add_func("/flow/plan/starved-quarter-rate", test_starved_quarter_rate);
+    g_test_add_func("/flow/plan/over-share", test_over_share);
     return g_test_run();
 }

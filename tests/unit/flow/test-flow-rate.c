@@ -104,6 +104,89 @@ static void test_source_interval(void)
     g_assert_cmpint(avg, ==, 31333);
 }
 
+/* Lowering verdicts halve the frame rate after a run of them, down to a
+ * quarter; a run of raising ones doubles it back; mixed or holding
+ * sequences move nothing. */
+static void test_fit(void)
+{
+    QsRateFit fit = { 0 };
+    guint changes = 0;
+
+    for (int i = 0; i < QS_RATE_STARVED_FRAMES - 1; i++) {
+        g_assert_false(qs_rate_fit_frame(&fit, QS_RATE_FIT_LOWER));
+    }
+    g_assert_cmpuint(fit.div, ==, 1);
+    g_assert_true(qs_rate_fit_frame(&fit, QS_RATE_FIT_LOWER));
+    g_assert_cmpuint(fit.div, ==, 2);
+    for (int i = 0; i < 10 * QS_RATE_STARVED_FRAMES; i++) {
+        changes += qs_rate_fit_frame(&fit, QS_RATE_FIT_LOWER);
+    }
+    g_assert_cmpuint(changes, ==, 1);
+    g_assert_cmpuint(fit.div, ==, QS_RATE_FPS_DIV_MAX);
+    /* Raise and lower by turns, or hold: neither run is long enough. */
+    for (int i = 0; i < 100; i++) {
+        g_assert_false(qs_rate_fit_frame(&fit, i % 3 == 0 ? QS_RATE_FIT_LOWER
+                                                           : QS_RATE_FIT_RAISE));
+        g_assert_false(qs_rate_fit_frame(&fit, QS_RATE_FIT_HOLD));
+    }
+    g_assert_cmpuint(fit.div, ==, QS_RATE_FPS_DIV_MAX);
+    for (int i = 0; i < QS_RATE_FED_FRAMES - 1; i++) {
+        g_assert_false(qs_rate_fit_frame(&fit, QS_RATE_FIT_RAISE));
+    }
+    g_assert_true(qs_rate_fit_frame(&fit, QS_RATE_FIT_RAISE));
+    g_assert_cmpuint(fit.div, ==, QS_RATE_FPS_DIV_MAX / 2);
+    for (int i = 0; i < 10 * QS_RATE_FED_FRAMES; i++) {
+        qs_rate_fit_frame(&fit, QS_RATE_FIT_RAISE);
+    }
+    g_assert_cmpuint(fit.div, ==, 1);
+}
+
+/* The verdict: starved lowers; so does a frame rate over the share of the
+ * link, counted at the slower of the read rate and qemu's; raising needs
+ * room for twice the rate. */
+static void test_verdict(void)
+{
+    const uint64_t link = 250000;       /* 2 Mbit/s: the share is 37 500 B/s */
+
+    g_assert_cmpint(qs_rate_frame_verdict(TRUE, 10, 30, 1, 33333, link), ==,
+                    QS_RATE_FIT_LOWER);
+    /* 3 000 B at 30 fps is 90 000 B/s; at 7.5 fps, 22 500. */
+    g_assert_cmpint(qs_rate_frame_verdict(FALSE, 3000, 30, 1, 33333, link), ==,
+                    QS_RATE_FIT_LOWER);
+    g_assert_cmpint(qs_rate_frame_verdict(FALSE, 3000, 30, 2, 33333, link), ==,
+                    QS_RATE_FIT_LOWER);
+    g_assert_cmpint(qs_rate_frame_verdict(FALSE, 3000, 30, 4, 33333, link), ==,
+                    QS_RATE_FIT_HOLD);
+    /* qemu at 5 fps: 15 000 B/s whatever the divisor. */
+    g_assert_cmpint(qs_rate_frame_verdict(FALSE, 3000, 30, 1, 200000, link), ==,
+                    QS_RATE_FIT_RAISE);
+    /* A LAN takes it at full rate. */
+    g_assert_cmpint(qs_rate_frame_verdict(FALSE, 3000, 30, 1, 33333, 12500000), ==,
+                    QS_RATE_FIT_RAISE);
+    g_assert_cmpint(qs_rate_frame_verdict(FALSE, 3000, 30, 1, 0, 12500000), ==,
+                    QS_RATE_FIT_RAISE);
+}
+
+/* A starved stream's ceiling makes each frame QS_RATE_STARVED_FRAME_US of
+ * the link, whatever the source's interval. */
+static void test_starved_ceiling(void)
+{
+    static const uint64_t links[] = { 250000, 625000, 1250000, 6250000 };
+    static const int64_t intervals[] = { 0, 33333, 70000, 200000 };
+
+    for (guint i = 0; i < G_N_ELEMENTS(links); i++) {
+        for (guint j = 0; j < G_N_ELEMENTS(intervals); j++) {
+            uint32_t bps = qs_rate_starved_ceiling(links[i], 30, intervals[j]);
+            uint64_t want = links[i] * QS_RATE_STARVED_FRAME_US / G_USEC_PER_SEC;
+
+            g_assert_cmpuint(qs_rate_frame_bytes(bps, 30, intervals[j]), <=, want);
+            g_assert_cmpuint(qs_rate_frame_bytes(bps, 30, intervals[j]), >=, want - 1);
+        }
+    }
+    /* 10 Mbit/s, qemu at 70 ms: 18 750 bytes a frame, over 70 ms. */
+    g_assert_cmpuint(qs_rate_starved_ceiling(1250000, 30, 70000), ==, 2142857);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -112,5 +195,8 @@ int main(int argc, char **argv)
     g_test_add_func("/flow/rate/frame-bytes", test_frame_bytes);
     g_test_add_func("/flow/rate/jpeg-quality", test_jpeg_quality);
     g_test_add_func("/flow/rate/source-interval", test_source_interval);
+    g_test_add_func("/flow/rate/fit", test_fit);
+    g_test_add_func("/flow/rate/verdict", test_verdict);
+    g_test_add_func("/flow/rate/starved-ceiling", test_starved_ceiling);
     return g_test_run();
 }
