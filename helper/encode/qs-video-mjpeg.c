@@ -67,7 +67,6 @@ static gboolean mjpeg_encode(QsVideoEncoder *enc, const uint8_t *pixels,
     uint64_t budget = enc->quality ? (uint64_t)enc->bitrate * (uint64_t)dt / 8u / G_USEC_PER_SEC
                                    : enc->bitrate / 8u / enc->fps;
     int top = enc->quality ? enc->quality : QS_VIDEO_MAX_QUALITY;
-
     int used = MIN(MIN(quality_ladder[m->step], top), (int)QS_JPEG_QUALITY_444 - 1);
 
     (void)force_keyframe;       /* every frame is one */

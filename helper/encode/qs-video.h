@@ -71,9 +71,10 @@ typedef struct {
  * JPEG quality or less. Measured for 640x480 noise at CRF 25 (these
  * settings, 60 frames of random Y, U and V): effective CRF 42 at a 12
  * Mbit/s ceiling at 30 fps, 38 at 20 Mbit/s, 48 at 3 and 52 at 1.2. The
- * benchmark's heavy guest (random RGB, so smoother chroma) came out near
- * CRF 33 at 85 KB a frame: with 10 or 8 steps its frames were starved and
- * fed by turns, with 6 nearly all starved (docs/performance.md). The busy
+ * benchmark's heavy guest (random RGB, so smoother chroma) came out
+ * mostly between 31 and 33 at 85 KB a frame: with 10 or 8 steps its
+ * frames were starved and fed by turns, with 6 nearly all starved
+ * (docs/performance.md, "Frame rate by fit"). The busy
  * guest's picture fits the target at 0.7 Mbit/s. What the caller does
  * with it is its own (flow/qs-rate.h).
  */
