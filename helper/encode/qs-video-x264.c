@@ -37,6 +37,16 @@
  *   the time between our encodes: scaled by the latter, an encoder that
  *   fell behind (measured: a sanitizer build on heavy noise) made bigger
  *   frames, which took longer still, down to 5 frames in 3 s.
+ * - a flush (below) is a frame to x264's rate control too: its VBV refills
+ *   for it, and the flush at QP 51 spends almost nothing, so the next real
+ *   frame may spend both refills. When every frame is followed by a flush
+ *   (a stream at a lowered frame rate, flow/qs-rate.h) frames came out at
+ *   twice the ceiling's size (measured: 35 KB frames under an 18 KB ceiling
+ *   at 80 ms / 10 Mbit). So the rate given to x264 is divided by the x264
+ *   inputs per real frame over the last QS_X264_FLUSH_WINDOW frames: 1x
+ *   without flushes, 1/2 when each frame has its flush. A single flush at
+ *   the end of a motion costs the next few frames a fifth of the rate at
+ *   most, until it leaves the window.
  * - no periodic keyframe and no intra refresh (spice-server's intra-refresh
  *   leaves a late-joining openh264 without parameter sets): the caller asks
  *   for an IDR at STREAM_CREATE and when a decoder needs one; SPS/PPS are
@@ -57,22 +67,29 @@
  */
 
 #define QS_X264_VBV_MS 300u
+#define QS_X264_FLUSH_WINDOW 4u
 
 typedef struct {
     x264_t *x264;
     x264_param_t param;
     x264_picture_t pic;
     uint32_t applied_bps;       /* the bit rate x264 was given, scaled */
+    gboolean flushed;           /* a flush went since the last real frame */
+    guint flush_bits;           /* the last QS_X264_FLUSH_WINDOW frames: bit set when
+                                 * a flush went before it */
 } QsX264;
 
-/* The bit rate per nominal frame interval that the ceiling gives over the
- * source's frame interval. */
-static uint32_t scaled_bitrate(const QsVideoEncoder *enc, int64_t interval_us)
+/* The bit rate per x264 input that the ceiling gives over the source's
+ * frame interval, shared with the flushes between frames. */
+static uint32_t scaled_bitrate(const QsVideoEncoder *enc, const QsX264 *x,
+                               int64_t interval_us)
 {
     int64_t nominal = G_USEC_PER_SEC / enc->fps;
     int64_t dt = CLAMP(interval_us, nominal, 4 * nominal);
+    uint64_t inputs = QS_X264_FLUSH_WINDOW + (uint64_t)__builtin_popcount(x->flush_bits);
 
-    return (uint32_t)MIN((uint64_t)enc->bitrate * (uint64_t)dt / (uint64_t)nominal,
+    return (uint32_t)MIN((uint64_t)enc->bitrate * (uint64_t)dt * QS_X264_FLUSH_WINDOW /
+                         ((uint64_t)nominal * inputs),
                          QS_VIDEO_MAX_BITRATE);
 }
 
@@ -199,7 +216,7 @@ static void retune(QsVideoEncoder *enc, QsX264 *x, uint32_t bps)
 /* Follows the source's frame interval (see the top of the file). */
 static void follow_interval(QsVideoEncoder *enc, QsX264 *x)
 {
-    uint32_t bps = scaled_bitrate(enc, enc->source_interval_us), cur = x->applied_bps;
+    uint32_t bps = scaled_bitrate(enc, x, enc->source_interval_us), cur = x->applied_bps;
 
     if (bps > cur + cur / 5 || bps < cur - cur / 5) {
         retune(enc, x, bps);
@@ -212,6 +229,9 @@ static gboolean x264_encode(QsVideoEncoder *enc, const uint8_t *pixels,
 {
     QsX264 *x = enc->priv;
 
+    x->flush_bits = ((x->flush_bits << 1) | (guint)x->flushed) &
+                    ((1u << QS_X264_FLUSH_WINDOW) - 1);
+    x->flushed = FALSE;
     follow_interval(enc, x);
 
     qs_video_bgrx_to_i420(pixels, stride, enc->width, enc->height,
@@ -227,6 +247,9 @@ static gboolean x264_encode(QsVideoEncoder *enc, const uint8_t *pixels,
 static gboolean x264_flush(QsVideoEncoder *enc, QsVideoFrame *frame,
                            GError **error)
 {
+    QsX264 *x = enc->priv;
+
+    x->flushed = TRUE;
     return encode_pic(enc, FALSE, 51, frame, error);
 }
 
@@ -234,7 +257,7 @@ static void x264_set_bitrate(QsVideoEncoder *enc)
 {
     QsX264 *x = enc->priv;
 
-    retune(enc, x, scaled_bitrate(enc, enc->source_interval_us));
+    retune(enc, x, scaled_bitrate(enc, x, enc->source_interval_us));
 }
 
 static void x264_fini(QsVideoEncoder *enc)

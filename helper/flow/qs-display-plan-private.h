@@ -31,7 +31,6 @@ typedef struct {
     gboolean dirty;             /* changed since the last frame was read */
     gboolean encoding;          /* a frame or flush is with the encoder */
     gboolean need_flush;        /* the encoder holds the last real frame */
-    gboolean holds;             /* its codec holds each frame until the next (H.264) */
     int64_t last_change_us;     /* of any block in the rect */
     int64_t last_frame_us;      /* a frame was read */
     int64_t source_us;          /* qemu's last picture here (QS_RATE_SAME_PICTURE_US apart) */

@@ -69,23 +69,10 @@ static uint32_t stream_bitrate(const QsDisplayPlan *plan, const QsPlanStream *s,
                                               plan->caps.max_stream_bitrate));
 
     if (s->fit.div > 1) {
-        bps = MIN(bps, qs_rate_starved_ceiling(bw, s->fps, s->source_interval_us));
-        /* The flush between a lowered stream's frames is a frame to the
-         * encoder's rate control: its budget refills for it, and the next
-         * frame spends both (measured: 35 KB frames under an 18 KB
-         * ceiling at 80 ms / 10 Mbit). */
-        bps = MAX(plan->caps.min_stream_bitrate, s->holds ? bps / 2 : bps);
+        bps = MAX(plan->caps.min_stream_bitrate,
+                  MIN(bps, qs_rate_starved_ceiling(bw, s->fps, s->source_interval_us)));
     }
     return bps;
-}
-
-/* What the encoder may make of a frame: its budget, and the flush's
- * refill before it (above). */
-static uint32_t frame_estimate(const QsPlanStream *s)
-{
-    uint32_t est = qs_rate_frame_bytes(s->bitrate, s->fps, s->source_interval_us);
-
-    return s->fit.div > 1 && s->holds ? est * 2 : est;
 }
 
 static int find(const QsDisplayPlan *plan, uint32_t id)
@@ -178,7 +165,9 @@ static void hand_to_encoder(QsDisplayPlan *plan, QsPlanStream *s, QsPlanKind kin
                               .quality = s->quality,
                               .source_interval_us = s->source_interval_us,
                               .item.surface_serial = plan->serial };
-    action->est_bytes = kind == QS_PLAN_STREAM_FRAME ? frame_estimate(s) : QS_STREAM_FLUSH_BYTES;
+    action->est_bytes = kind == QS_PLAN_STREAM_FRAME
+                         ? qs_rate_frame_bytes(s->bitrate, s->fps, s->source_interval_us)
+                         : QS_STREAM_FLUSH_BYTES;
     s->encoding = TRUE;
     plan->encoding_bytes += action->est_bytes;
 }
@@ -330,7 +319,6 @@ uint32_t qs_display_plan_frame_done(QsDisplayPlan *plan, uint32_t stream, uint32
         return 0;
     }
     s->need_flush = !done->flush && done->needs_flush;
-    s->holds = done->needs_flush;
     if (!done->flush) {
         s->frames++;
         follow_fit(plan, s, done);

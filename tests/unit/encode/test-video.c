@@ -333,6 +333,46 @@ static void test_h264_crf(void)
     g_assert_error(error, QS_VIDEO_ERROR, QS_VIDEO_ERROR_INVALID);
 }
 
+/* A flush after every frame (a stream at a lowered frame rate) shares the
+ * ceiling with its frame: noise frames stay at the ceiling's frame size,
+ * not at twice it, though each flush refills x264's VBV. */
+static void test_h264_flush_shares_budget(void)
+{
+    const uint32_t ceiling = 2000000;
+    double nominal = ceiling / 8.0 / 30;
+    g_autoptr(GError) error = NULL;
+    g_autoptr(QsVideoEncoder) enc = qs_video_encoder_new(QS_VIDEO_CODEC_H264, W, H, 30,
+                                                         ceiling, 25, &error);
+    g_autofree uint8_t *buf = g_malloc(STRIDE * H);
+    GRand *rand = g_rand_new_with_seed(13);
+    uint64_t frames = 0, flushes = 0;
+    const guint n = 60;
+
+    g_assert_no_error(error);
+    g_assert_true(qs_video_encoder_needs_flush(enc));
+    for (guint i = 0; i < n; i++) {
+        QsVideoFrame f = { 0 }, fl = { 0 };
+
+        vt_draw(VT_HEAVY, i, buf, STRIDE, W, H, rand);
+        g_assert_true(qs_video_encoder_encode(enc, buf, STRIDE, FALSE, &f, &error));
+        g_assert_no_error(error);
+        g_assert_true(qs_video_encoder_flush(enc, &fl, &error));
+        g_assert_no_error(error);
+        if (i >= 10) {
+            frames += g_bytes_get_size(f.data);
+            flushes += g_bytes_get_size(fl.data);
+        }
+        g_bytes_unref(f.data);
+        g_bytes_unref(fl.data);
+    }
+    g_test_message("ceiling %.0f B/frame at 30 fps: frames %.0f, flushes %.0f", nominal,
+                   (double)frames / (n - 10), (double)flushes / (n - 10));
+    g_assert_cmpfloat((double)frames / (n - 10), <, nominal * 1.3);
+    g_assert_cmpfloat((double)frames / (n - 10), >, nominal * 0.5);
+    g_assert_cmpfloat((double)flushes / (n - 10), <, nominal * 0.1);
+    g_rand_free(rand);
+}
+
 /* MJPEG frames are keyframes that TurboJPEG decodes to the source, and
  * the quality follows the budget down for noise. */
 static void test_mjpeg(void)
@@ -514,6 +554,7 @@ int main(int argc, char **argv)
     g_test_add_func("/encode/video/h264-decode", test_h264_decode);
     g_test_add_func("/encode/video/h264-bitrate", test_h264_bitrate);
     g_test_add_func("/encode/video/h264-crf", test_h264_crf);
+    g_test_add_func("/encode/video/h264-flush-shares-budget", test_h264_flush_shares_budget);
     g_test_add_func("/encode/video/mjpeg", test_mjpeg);
     g_test_add_func("/encode/video/mjpeg-starved", test_mjpeg_starved);
     return g_test_run();
