@@ -6,9 +6,9 @@
  * A frame is read when the previous one is back from the encoder and the
  * pacer has bulk room: a frame the link cannot carry is never read, never
  * queued. A stream starved or over its share of the link reads one frame
- * in `fit.div` intervals (flow/qs-rate.h); the flush then goes one nominal
- * interval after each
- * frame, so the client shows it as soon as at full rate. Where streams
+ * in qs_rate_fit_div() intervals (flow/qs-rate.h); the flush then goes
+ * one nominal interval after each frame, so the client shows it as soon
+ * as at full rate. Where streams
  * start and end: qs-plan-detect.c.
  */
 
@@ -68,7 +68,7 @@ static uint32_t stream_bitrate(const QsDisplayPlan *plan, const QsPlanStream *s,
                                           MIN(QS_STREAM_MAX_BITRATE,
                                               plan->caps.max_stream_bitrate));
 
-    if (s->fit.div > 1) {
+    if (qs_rate_fit_div(&s->fit) > 1) {
         bps = MAX(plan->caps.min_stream_bitrate,
                   MIN(bps, qs_rate_starved_ceiling(bw, s->fps, s->source_interval_us)));
     }
@@ -133,7 +133,6 @@ void qs_plan_stream_start(QsDisplayPlan *plan, guint slot, const QsRect *r, uint
     s->quality = qs_rate_stream_quality(s->codec == QS_PLAN_STREAM_H264);
     s->dirty = TRUE;
     s->last_change_us = now_us;
-    s->fit.div = 1;
     st->slot[slot] = s;
     s->bitrate = stream_bitrate(plan, s, n_streams(plan));
     qs_plan_push(plan, &(QsPlanAction){ .kind = QS_PLAN_STREAM_CREATE, .stream = s->id,
@@ -179,16 +178,17 @@ gboolean qs_plan_streams_next(QsDisplayPlan *plan, int64_t now_us,
 
     for (guint i = 0; i < QS_PLAN_MAX_STREAMS; i++) {
         QsPlanStream *s = plan->streams.slot[i];
-        int64_t interval, since;
+        int64_t interval, read_every, since;
 
         if (!s || s->encoding) {
             continue;
         }
         interval = G_USEC_PER_SEC / MAX(s->fps, 1);
+        read_every = interval * qs_rate_fit_div(&s->fit);
         since = now_us - s->last_frame_us;
         s->bitrate = stream_bitrate(plan, s, n);
         if (s->need_flush && since >= interval && budget->fast_bytes > 0 &&
-            (!s->dirty || since < interval * s->fit.div)) {
+            (!s->dirty || since < read_every)) {
             g_debug("display: stream %u flush", s->id);
             s->need_flush = FALSE;
             hand_to_encoder(plan, s, QS_PLAN_STREAM_FLUSH, action);
@@ -197,7 +197,7 @@ gboolean qs_plan_streams_next(QsDisplayPlan *plan, int64_t now_us,
         if (!s->dirty) {
             continue;
         }
-        if (since < interval * s->fit.div || !qs_pacer_bulk_open(budget)) {
+        if (since < read_every || !qs_pacer_bulk_open(budget)) {
             continue;           /* newest pixels are read when it is time */
         }
         s->dirty = FALSE;
@@ -225,7 +225,8 @@ int64_t qs_plan_streams_deadline(const QsDisplayPlan *plan, int64_t now_us)
             t = MIN(t, MAX(now_us + 1000, s->last_frame_us + interval));
         }
         if (!s->encoding && s->dirty) {
-            t = MIN(t, MAX(now_us + 1000, s->last_frame_us + interval * s->fit.div));
+            t = MIN(t, MAX(now_us + 1000,
+                           s->last_frame_us + interval * qs_rate_fit_div(&s->fit)));
         }
         next = next ? MIN(next, t) : t;
     }
@@ -283,18 +284,18 @@ void qs_display_plan_frame_dropped(QsDisplayPlan *plan, uint32_t est_bytes)
  * the stream's frame rate (flow/qs-rate.h). */
 static void follow_fit(QsDisplayPlan *plan, QsPlanStream *s, const QsPlanFrameDone *done)
 {
-    guint was = s->fit.div;
+    guint was = qs_rate_fit_div(&s->fit);
     QsRateVerdict v = qs_rate_frame_verdict(done->starved, done->bytes, s->fps, was,
                                             s->source_interval_us,
                                             qs_bwe_bandwidth(plan->bwe));
 
     plan->stats.frames_starved += done->starved;
     if (qs_rate_fit_frame(&s->fit, v)) {
-        plan->stats.rate_halvings += s->fit.div > was;
+        plan->stats.rate_halvings += qs_rate_fit_div(&s->fit) > was;
         g_debug("display: stream %u %s: %u fps", s->id,
                 done->starved ? "starved"
                 : v == QS_RATE_FIT_LOWER ? "over its share of the link" : "fits again",
-                s->fps / s->fit.div);
+                s->fps / qs_rate_fit_div(&s->fit));
     }
 }
 

@@ -68,7 +68,7 @@ int qs_rate_jpeg_next(int quality, uint64_t bytes, uint64_t link_bytes_per_s)
 QsRateVerdict qs_rate_frame_verdict(gboolean starved, uint64_t bytes, uint32_t fps, guint div,
                                     int64_t source_interval_us, uint64_t link_bytes_per_s)
 {
-    int64_t read_us = (int64_t)(G_USEC_PER_SEC / MAX(fps, 1)) * MAX(div, 1u);
+    int64_t read_us = (int64_t)(G_USEC_PER_SEC / MAX(fps, 1)) * div;
     /* A frame is read at most every read_us, and never more often than
      * qemu changes the picture. */
     uint64_t per_s = bytes * G_USEC_PER_SEC / (uint64_t)MAX(source_interval_us, read_us);
@@ -82,19 +82,15 @@ QsRateVerdict qs_rate_frame_verdict(gboolean starved, uint64_t bytes, uint32_t f
 
 gboolean qs_rate_fit_frame(QsRateFit *fit, QsRateVerdict verdict)
 {
-    guint div = MAX(fit->div, 1u);
-
     fit->lower_run = verdict == QS_RATE_FIT_LOWER ? fit->lower_run + 1 : 0;
     fit->raise_run = verdict == QS_RATE_FIT_RAISE ? fit->raise_run + 1 : 0;
-    if (fit->lower_run >= QS_RATE_STARVED_FRAMES && div < QS_RATE_FPS_DIV_MAX) {
-        div *= 2;
-    } else if (fit->raise_run >= QS_RATE_FED_FRAMES && div > 1) {
-        div /= 2;
+    if (fit->lower_run >= QS_RATE_LOWER_RUN && qs_rate_fit_div(fit) < QS_RATE_FPS_DIV_MAX) {
+        fit->halvings++;
+    } else if (fit->raise_run >= QS_RATE_RAISE_RUN && fit->halvings > 0) {
+        fit->halvings--;
     } else {
-        fit->div = div;
         return FALSE;
     }
-    fit->div = div;
     fit->lower_run = fit->raise_run = 0;
     return TRUE;
 }

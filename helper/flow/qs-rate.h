@@ -82,21 +82,21 @@ int64_t qs_rate_source_interval(int64_t avg_us, int64_t dt_us);
  * Mbit/s (docs/performance.md, 2026-12-02). Spending the share on it buys little to see and makes every
  * other update (a keypress's image) wait behind frames that fill the
  * link: heavy noise at 80 ms / 5 Mbit, ~19 KB frames, p95 keypress RTT +
- * 36 ms (docs/performance.md, 2026-12-02). So after QS_RATE_STARVED_FRAMES
+ * 36 ms (docs/performance.md, 2026-12-02). So after QS_RATE_LOWER_RUN
  * starved frames in a row the stream's frame rate halves, down to
  * 1/QS_RATE_FPS_DIV_MAX of the nominal, and while it is lowered a frame
  * may occupy the link for at most QS_RATE_STARVED_FRAME_US
  * (qs_rate_starved_ceiling()): the link has room between frames, and a
  * keypress waits behind at most that much of one. After
- * QS_RATE_FED_FRAMES frames in a row not starved (the picture became
+ * QS_RATE_RAISE_RUN frames in a row not starved (the picture became
  * simpler, or the link faster) the rate doubles back. What is lowered
  * only ever starves a frame more, so it cannot undo its own cause and
  * flap. The price: a real video the link cannot carry at the target plays
  * at a quarter of its frame rate, its frames coarser; the link's time
  * goes to interaction first.
  */
-#define QS_RATE_STARVED_FRAMES 4
-#define QS_RATE_FED_FRAMES 16
+#define QS_RATE_LOWER_RUN 4
+#define QS_RATE_RAISE_RUN 16
 #define QS_RATE_FPS_DIV_MAX 4
 #define QS_RATE_STARVED_FRAME_US 15000
 
@@ -119,18 +119,25 @@ typedef enum {
     QS_RATE_FIT_RAISE,          /* fed, and would fit at twice the rate */
 } QsRateVerdict;
 
+/* Zeroed: the nominal frame rate. */
 typedef struct {
-    guint div;                  /* the frame rate is the nominal / div; 0 counts as 1 */
+    guint halvings;             /* the frame rate is the nominal / 2^halvings */
     guint lower_run, raise_run; /* verdicts in a row */
 } QsRateFit;
 
+/* What the nominal frame interval is multiplied by. */
+static inline guint qs_rate_fit_div(const QsRateFit *fit)
+{
+    return 1u << fit->halvings;
+}
+
 /* One encoded frame (not a flush) of `bytes`, `starved` or not, from a
  * source delivering every `source_interval_us` (0: not known), read at
- * `fps` / `div`, on a link of `link_bytes_per_s`. */
+ * `fps` / `div` (qs_rate_fit_div()), on a link of `link_bytes_per_s`. */
 QsRateVerdict qs_rate_frame_verdict(gboolean starved, uint64_t bytes, uint32_t fps, guint div,
                                     int64_t source_interval_us, uint64_t link_bytes_per_s);
 
-/* Follows one verdict; TRUE when `fit->div` changed. */
+/* Follows one verdict; TRUE when the frame rate changed. */
 gboolean qs_rate_fit_frame(QsRateFit *fit, QsRateVerdict verdict);
 
 /* The ceiling (bit/s) under which a frame, spread over the source's

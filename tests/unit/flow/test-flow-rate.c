@@ -112,33 +112,33 @@ static void test_fit(void)
     QsRateFit fit = { 0 };
     guint changes = 0;
 
-    for (int i = 0; i < QS_RATE_STARVED_FRAMES - 1; i++) {
+    for (int i = 0; i < QS_RATE_LOWER_RUN - 1; i++) {
         g_assert_false(qs_rate_fit_frame(&fit, QS_RATE_FIT_LOWER));
     }
-    g_assert_cmpuint(fit.div, ==, 1);
+    g_assert_cmpuint(qs_rate_fit_div(&fit), ==, 1);
     g_assert_true(qs_rate_fit_frame(&fit, QS_RATE_FIT_LOWER));
-    g_assert_cmpuint(fit.div, ==, 2);
-    for (int i = 0; i < 10 * QS_RATE_STARVED_FRAMES; i++) {
+    g_assert_cmpuint(qs_rate_fit_div(&fit), ==, 2);
+    for (int i = 0; i < 10 * QS_RATE_LOWER_RUN; i++) {
         changes += qs_rate_fit_frame(&fit, QS_RATE_FIT_LOWER);
     }
     g_assert_cmpuint(changes, ==, 1);
-    g_assert_cmpuint(fit.div, ==, QS_RATE_FPS_DIV_MAX);
+    g_assert_cmpuint(qs_rate_fit_div(&fit), ==, QS_RATE_FPS_DIV_MAX);
     /* Raise and lower by turns, or hold: neither run is long enough. */
     for (int i = 0; i < 100; i++) {
         g_assert_false(qs_rate_fit_frame(&fit, i % 3 == 0 ? QS_RATE_FIT_LOWER
                                                            : QS_RATE_FIT_RAISE));
         g_assert_false(qs_rate_fit_frame(&fit, QS_RATE_FIT_HOLD));
     }
-    g_assert_cmpuint(fit.div, ==, QS_RATE_FPS_DIV_MAX);
-    for (int i = 0; i < QS_RATE_FED_FRAMES - 1; i++) {
+    g_assert_cmpuint(qs_rate_fit_div(&fit), ==, QS_RATE_FPS_DIV_MAX);
+    for (int i = 0; i < QS_RATE_RAISE_RUN - 1; i++) {
         g_assert_false(qs_rate_fit_frame(&fit, QS_RATE_FIT_RAISE));
     }
     g_assert_true(qs_rate_fit_frame(&fit, QS_RATE_FIT_RAISE));
-    g_assert_cmpuint(fit.div, ==, QS_RATE_FPS_DIV_MAX / 2);
-    for (int i = 0; i < 10 * QS_RATE_FED_FRAMES; i++) {
+    g_assert_cmpuint(qs_rate_fit_div(&fit), ==, QS_RATE_FPS_DIV_MAX / 2);
+    for (int i = 0; i < 10 * QS_RATE_RAISE_RUN; i++) {
         qs_rate_fit_frame(&fit, QS_RATE_FIT_RAISE);
     }
-    g_assert_cmpuint(fit.div, ==, 1);
+    g_assert_cmpuint(qs_rate_fit_div(&fit), ==, 1);
 }
 
 /* The verdict: starved lowers; so does a frame rate over the share of the
