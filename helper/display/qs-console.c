@@ -277,7 +277,10 @@ static gboolean on_watchdog(gpointer data)
         3 * (uint64_t)qemu_dbus_display1_console_get_width(console->proxy) *
             qemu_dbus_display1_console_get_height(console->proxy) * 4);
     v = qs_watchdog_check(&console->watchdog, g_get_monotonic_time(),
-                          progress, queued, unread);
+                          progress, queued, unread, qs_listener_take_emptied(l));
+    if (unread) {
+        qs_listener_probe_emptying(l);
+    }
     if (backlog) {
         g_debug("%s: watchdog: %" G_GUINT64_FORMAT " bytes queued, %"
                 G_GUINT64_FORMAT " unread", console->sink.name, queued, unread);
@@ -517,6 +520,15 @@ gboolean qs_console_stall_listener(QsConsole *console, unsigned seconds)
         return FALSE;
     }
     qs_listener_stall(console->current, seconds);
+    return TRUE;
+}
+
+gboolean qs_console_slow_reader(QsConsole *console, unsigned ms, unsigned seconds)
+{
+    if (!console->current) {
+        return FALSE;
+    }
+    qs_listener_slow_reader(console->current, ms, seconds);
     return TRUE;
 }
 #endif

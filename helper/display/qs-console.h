@@ -45,4 +45,5 @@ void qs_console_get_stats(QsConsole *console, QsConsoleStats *stats);
 #ifdef QS_TEST_CONTROLS
 void qs_console_set_watchdog(QsConsole *console, gboolean enabled);
 gboolean qs_console_stall_listener(QsConsole *console, unsigned seconds);
+gboolean qs_console_slow_reader(QsConsole *console, unsigned ms, unsigned seconds);
 #endif

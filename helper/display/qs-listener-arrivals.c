@@ -2,6 +2,8 @@
 /* QsListenerArrivals: the bytes of qemu's calls that wait for the listener's thread, and the watchdog's wake. */
 #include "display/qs-listener-arrivals.h"
 
+#include <sys/ioctl.h>
+
 /* Counted per message on top of its body, so empty calls count too. */
 #define MESSAGE_OVERHEAD 64
 
@@ -10,7 +12,14 @@
 struct QsListenerArrivals {
     guint64 queued_bytes;   /* counted on arrival, minus handled */
     gint armed;             /* make `wake` ready at the next arrival */
+    gint probing;           /* look at the socket after each arrival */
+    gint emptied;           /* the socket was found empty after one */
     GSource *wake;          /* the watchdog's, or NULL */
+    GSocket *socket;        /* the watched connection's; set before its first arrival */
+#ifdef QS_TEST_CONTROLS
+    gint slow_ms;
+    gint64 slow_until_us;
+#endif
 };
 
 static void arrivals_clear(gpointer data)
@@ -20,6 +29,7 @@ static void arrivals_clear(gpointer data)
     if (a->wake) {
         g_source_unref(a->wake);
     }
+    g_clear_object(&a->socket);
 }
 
 QsListenerArrivals *qs_listener_arrivals_new(GSource *wake)
@@ -101,14 +111,44 @@ static GDBusMessage *on_filter(GDBusConnection *conn, GDBusMessage *msg,
         if (a->wake && g_atomic_int_compare_and_exchange(&a->armed, 1, 0)) {
             g_source_set_ready_time(a->wake, 0);
         }
+#ifdef QS_TEST_CONTROLS
+        if (g_get_monotonic_time() < g_atomic_pointer_get(&a->slow_until_us)) {
+            g_usleep((gulong)g_atomic_int_get(&a->slow_ms) * 1000);
+        }
+#endif
+        if (a->socket && g_atomic_int_get(&a->probing)) {
+            int unread = 0;
+
+            if (ioctl(g_socket_get_fd(a->socket), FIONREAD, &unread) == 0 && unread == 0) {
+                g_atomic_int_set(&a->probing, 0);
+                g_atomic_int_set(&a->emptied, 1);
+            }
+        }
     }
     return msg;
 }
 
 guint qs_listener_arrivals_watch(QsListenerArrivals *a, GDBusConnection *conn)
 {
+    GIOStream *stream = g_dbus_connection_get_stream(conn);
+
+    /* Not a socket (no other kind is made here): never probed, so the
+     * watchdog judges by its samples alone. */
+    if (G_IS_SOCKET_CONNECTION(stream)) {
+        a->socket = g_object_ref(g_socket_connection_get_socket(G_SOCKET_CONNECTION(stream)));
+    }
     return g_dbus_connection_add_filter(conn, on_filter, g_atomic_rc_box_acquire(a),
                                         release);
+}
+
+void qs_listener_arrivals_probe_emptying(QsListenerArrivals *a)
+{
+    g_atomic_int_set(&a->probing, 1);
+}
+
+gboolean qs_listener_arrivals_take_emptied(QsListenerArrivals *a)
+{
+    return g_atomic_int_compare_and_exchange(&a->emptied, 1, 0);
 }
 
 void qs_listener_arrivals_handled(QsListenerArrivals *a, GDBusMethodInvocation *inv)
@@ -132,3 +172,12 @@ void qs_listener_arrivals_disarm(QsListenerArrivals *a)
 {
     g_atomic_int_set(&a->armed, 0);
 }
+
+#ifdef QS_TEST_CONTROLS
+void qs_listener_arrivals_slow_reader(QsListenerArrivals *a, unsigned ms, unsigned seconds)
+{
+    g_atomic_int_set(&a->slow_ms, (gint)ms);
+    g_atomic_pointer_set(&a->slow_until_us,
+                         g_get_monotonic_time() + (gint64)seconds * G_USEC_PER_SEC);
+}
+#endif

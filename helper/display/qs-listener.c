@@ -176,6 +176,16 @@ void qs_listener_get_backlog(QsListener *l, uint64_t *queued, uint64_t *unread)
     *unread = qs_p2p_peer_get_unread(l->peer);
 }
 
+void qs_listener_probe_emptying(QsListener *l)
+{
+    qs_listener_arrivals_probe_emptying(l->arrivals);
+}
+
+gboolean qs_listener_take_emptied(QsListener *l)
+{
+    return qs_listener_arrivals_take_emptied(l->arrivals);
+}
+
 gboolean qs_listener_arm_wake(QsListener *l)
 {
     uint64_t queued, unread;
@@ -253,5 +263,10 @@ void qs_listener_stall(QsListener *l, unsigned seconds)
     g_source_set_callback(source, stall,
                           GUINT_TO_POINTER(MIN(seconds, MAX_STALL_S)), NULL);
     g_source_attach(source, qs_p2p_peer_get_context(l->peer));
+}
+
+void qs_listener_slow_reader(QsListener *l, unsigned ms, unsigned seconds)
+{
+    qs_listener_arrivals_slow_reader(l->arrivals, ms, seconds);
 }
 #endif

@@ -75,6 +75,11 @@ uint64_t qs_listener_get_id(QsListener *l);
 uint64_t qs_listener_get_progress(QsListener *l);
 /* Bytes waiting: read and queued to the thread, and unread in the socket. */
 void qs_listener_get_backlog(QsListener *l, uint64_t *queued, uint64_t *unread);
+/* Main thread: look for the socket emptied after a message arrives, until
+ * it is (display/qs-listener-arrivals.h); take_emptied() says whether it
+ * was since its last call. */
+void qs_listener_probe_emptying(QsListener *l);
+gboolean qs_listener_take_emptied(QsListener *l);
 /* Main thread: the next message qemu sends makes `wake` ready at once
  * (g_source_set_ready_time(wake, 0), from GDBus's worker thread), once.
  * FALSE, and not armed, if bytes wait already. Lets the watchdog sleep
@@ -97,4 +102,6 @@ void qs_listener_free(QsListener *l);
 #ifdef QS_TEST_CONTROLS
 /* Test control: block the listener thread for `seconds`. */
 void qs_listener_stall(QsListener *l, unsigned seconds);
+/* Test control: qs_listener_arrivals_slow_reader(). */
+void qs_listener_slow_reader(QsListener *l, unsigned ms, unsigned seconds);
 #endif

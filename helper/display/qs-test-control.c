@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* Test-only controls: dump the screen, read heat, stall, watchdog off. */
+/* Test-only controls: dump the screen, read heat, stall, slow the reader, watchdog off. */
 
 #include "display/qs-test-control.h"
 
@@ -107,6 +107,19 @@ static void execute(QsTestControl *tc, const char *line, GString *reply,
         if (!g_ascii_string_to_unsigned(argv[1], 10, 1, 60, &s, NULL)) {
             g_string_append(reply, "error stall takes 1..60 seconds");
         } else if (!qs_console_stall_listener(console, (unsigned)s)) {
+            g_string_append(reply, "error no listener");
+        } else {
+            g_string_append(reply, "ok");
+        }
+    } else if (g_str_equal(argv[0], "slow-reader") && argv[1]) {
+        g_auto(GStrv) args = g_strsplit(argv[1], " ", 2);
+        guint64 ms = 0, s = 0;
+
+        if (!args[0] || !args[1] ||
+            !g_ascii_string_to_unsigned(args[0], 10, 1, 1000, &ms, NULL) ||
+            !g_ascii_string_to_unsigned(args[1], 10, 1, 60, &s, NULL)) {
+            g_string_append(reply, "error slow-reader takes 1..1000 ms and 1..60 seconds");
+        } else if (!qs_console_slow_reader(console, (unsigned)ms, (unsigned)s)) {
             g_string_append(reply, "error no listener");
         } else {
             g_string_append(reply, "ok");

@@ -14,13 +14,13 @@ void qs_watchdog_init(QsWatchdog *wd, int64_t stall_us, uint64_t max_backlog)
 
 QsWatchdogVerdict qs_watchdog_check(QsWatchdog *wd, int64_t now_us,
                                     uint64_t progress, uint64_t queued,
-                                    uint64_t unread)
+                                    uint64_t unread, gboolean emptied)
 {
     uint64_t backlog_bytes = queued + unread;
 
     if (unread == 0) {
         wd->unread_since_us = -1;
-    } else if (wd->unread_since_us < 0) {
+    } else if (wd->unread_since_us < 0 || emptied) {
         wd->unread_since_us = now_us;
     } else if (now_us - wd->unread_since_us >= QS_WATCHDOG_BEHIND_US) {
         return QS_WATCHDOG_BEHIND;

@@ -165,3 +165,26 @@ def test_watchdog_wakes_on_arrival(woken):
 def test_watchdog_wakes_on_arrival_figure(woken):
     assert woken["resets"] >= 1, "no figure: the listener was never dropped"
     assert woken["took"] < 0.9, f"stalled listener dropped only after {woken['took']:.2f} s"
+
+
+def test_watchdog_drops_slow_reader(qemu_factory, guest, display_helper):
+    """GDBus's reader, not the listener thread, falls behind: it sleeps
+    100 ms after each of qemu's messages (test control), so qemu's
+    whole-frame flushes, ~30 a second, wait in the socket and in qemu. The
+    listener still makes progress, so only the rule that the socket must
+    empty now and then can see it: the watchdog drops the listener as one
+    that reads slower than qemu writes, and the new one (not slowed)
+    leaves the helper's copy exact."""
+    q = qemu_factory(flavour="host", vga="virtio", mode="busy", flush="full")
+    q.wait_ready()
+    with Helper.p2p(display_helper, q) as h:
+        h.wait_frames(10)
+        h.ctl("slow-reader 100 5")
+        deadline = time.monotonic() + 8
+        while h.stats()["watchdog_resets"] == 0 and time.monotonic() < deadline:
+            time.sleep(0.1)
+        log = h.stderr()
+        assert "listener reads slower than qemu writes" in log, log[-2000:]
+        assert h.proc.poll() is None, log[-2000:]
+        inexact = exact_after_stop(h, q)
+        assert inexact is None, inexact

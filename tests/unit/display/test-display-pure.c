@@ -105,7 +105,7 @@ static void test_watchdog_idle(void)
     qs_watchdog_init(&wd, 300000, 1000);
     /* Nothing waits: never late, however long the silence. */
     for (int64_t t = 0; t < 10 * G_USEC_PER_SEC; t += 100000) {
-        g_assert_cmpint(qs_watchdog_check(&wd, t, 5, 0, 0), ==, QS_WATCHDOG_OK);
+        g_assert_cmpint(qs_watchdog_check(&wd, t, 5, 0, 0, FALSE), ==, QS_WATCHDOG_OK);
     }
 }
 
@@ -114,15 +114,15 @@ static void test_watchdog_stalled(void)
     QsWatchdog wd;
 
     qs_watchdog_init(&wd, 300000, 1 << 20);
-    g_assert_cmpint(qs_watchdog_check(&wd, 0, 10, 0, 0), ==, QS_WATCHDOG_OK);
+    g_assert_cmpint(qs_watchdog_check(&wd, 0, 10, 0, 0, FALSE), ==, QS_WATCHDOG_OK);
     /* Idle for 5 s, then a message arrives: time counts from its arrival. */
-    g_assert_cmpint(qs_watchdog_check(&wd, 5000000, 10, 100, 0), ==,
+    g_assert_cmpint(qs_watchdog_check(&wd, 5000000, 10, 100, 0, FALSE), ==,
                     QS_WATCHDOG_OK);
-    g_assert_cmpint(qs_watchdog_check(&wd, 5200000, 10, 200, 0), ==,
+    g_assert_cmpint(qs_watchdog_check(&wd, 5200000, 10, 200, 0, FALSE), ==,
                     QS_WATCHDOG_OK);
-    g_assert_cmpint(qs_watchdog_check(&wd, 5299999, 10, 200, 0), ==,
+    g_assert_cmpint(qs_watchdog_check(&wd, 5299999, 10, 200, 0, FALSE), ==,
                     QS_WATCHDOG_OK);
-    g_assert_cmpint(qs_watchdog_check(&wd, 5300000, 10, 200, 0), ==,
+    g_assert_cmpint(qs_watchdog_check(&wd, 5300000, 10, 200, 0, FALSE), ==,
                     QS_WATCHDOG_STALLED);
 }
 
@@ -133,18 +133,18 @@ static void test_watchdog_progress(void)
     qs_watchdog_init(&wd, 300000, 1 << 20);
     /* Always something waiting, but the listener keeps handling: fine. */
     for (int i = 0; i < 100; i++) {
-        g_assert_cmpint(qs_watchdog_check(&wd, i * 100000, (uint64_t)i, 500, 0),
+        g_assert_cmpint(qs_watchdog_check(&wd, i * 100000, (uint64_t)i, 500, 0, FALSE),
                         ==, QS_WATCHDOG_OK);
     }
     /* Progress stops: late after stall_us from the last progress seen. */
-    g_assert_cmpint(qs_watchdog_check(&wd, 10000000, 99, 500, 0), ==,
+    g_assert_cmpint(qs_watchdog_check(&wd, 10000000, 99, 500, 0, FALSE), ==,
                     QS_WATCHDOG_OK);
-    g_assert_cmpint(qs_watchdog_check(&wd, 10200000, 99, 500, 0), ==,
+    g_assert_cmpint(qs_watchdog_check(&wd, 10200000, 99, 500, 0, FALSE), ==,
                     QS_WATCHDOG_STALLED);
     /* The backlog drains: back to normal. */
-    g_assert_cmpint(qs_watchdog_check(&wd, 10300000, 99, 0, 0), ==,
+    g_assert_cmpint(qs_watchdog_check(&wd, 10300000, 99, 0, 0, FALSE), ==,
                     QS_WATCHDOG_OK);
-    g_assert_cmpint(qs_watchdog_check(&wd, 10400000, 99, 10, 0), ==,
+    g_assert_cmpint(qs_watchdog_check(&wd, 10400000, 99, 10, 0, FALSE), ==,
                     QS_WATCHDOG_OK);
 }
 
@@ -153,8 +153,8 @@ static void test_watchdog_backlog(void)
     QsWatchdog wd;
 
     qs_watchdog_init(&wd, 300000, 1000);
-    g_assert_cmpint(qs_watchdog_check(&wd, 0, 1, 1000, 0), ==, QS_WATCHDOG_OK);
-    g_assert_cmpint(qs_watchdog_check(&wd, 1, 2, 1001, 0), ==,
+    g_assert_cmpint(qs_watchdog_check(&wd, 0, 1, 1000, 0, FALSE), ==, QS_WATCHDOG_OK);
+    g_assert_cmpint(qs_watchdog_check(&wd, 1, 2, 1001, 0, FALSE), ==,
                     QS_WATCHDOG_BACKLOG);
     g_assert_cmpstr(qs_watchdog_verdict_str(QS_WATCHDOG_BACKLOG), ==,
                     "backlog too large");
@@ -169,19 +169,36 @@ static void test_watchdog_behind(void)
     /* The listener keeps up with what it has read, but the socket is never
      * empty: qemu is ahead of us, and its queue grows. */
     for (t = 0; t < QS_WATCHDOG_BEHIND_US; t += 100000) {
-        g_assert_cmpint(qs_watchdog_check(&wd, t, (uint64_t)t, 0, 4096), ==,
+        g_assert_cmpint(qs_watchdog_check(&wd, t, (uint64_t)t, 0, 4096, FALSE), ==,
                         QS_WATCHDOG_OK);
     }
-    g_assert_cmpint(qs_watchdog_check(&wd, t, (uint64_t)t, 0, 4096), ==,
+    g_assert_cmpint(qs_watchdog_check(&wd, t, (uint64_t)t, 0, 4096, FALSE), ==,
                     QS_WATCHDOG_BEHIND);
     /* One check finding it empty starts the count again. */
     qs_watchdog_init(&wd, 300000, 1 << 30);
     for (t = 0; t < 3 * QS_WATCHDOG_BEHIND_US; t += 100000) {
         uint64_t unread = (t / 100000) % 9 == 8 ? 0 : 4096;
 
-        g_assert_cmpint(qs_watchdog_check(&wd, t, (uint64_t)t, 0, unread), ==,
+        g_assert_cmpint(qs_watchdog_check(&wd, t, (uint64_t)t, 0, unread, FALSE), ==,
                         QS_WATCHDOG_OK);
     }
+    /* Bytes at every check, but the reader found the socket empty after a
+     * message now and then: it keeps up, however busy. */
+    qs_watchdog_init(&wd, 300000, 1 << 30);
+    for (t = 0; t < 5 * QS_WATCHDOG_BEHIND_US; t += 100000) {
+        gboolean emptied = (t / 100000) % 9 == 8;
+
+        g_assert_cmpint(qs_watchdog_check(&wd, t, (uint64_t)t, 0, 4096, emptied), ==,
+                        QS_WATCHDOG_OK);
+    }
+    /* The count runs from the last time it was: a full second later the
+     * reader is behind. */
+    qs_watchdog_init(&wd, 300000, 1 << 30);
+    g_assert_cmpint(qs_watchdog_check(&wd, 0, 1, 0, 4096, FALSE), ==, QS_WATCHDOG_OK);
+    g_assert_cmpint(qs_watchdog_check(&wd, 500000, 2, 0, 4096, TRUE), ==, QS_WATCHDOG_OK);
+    g_assert_cmpint(qs_watchdog_check(&wd, 1400000, 3, 0, 4096, FALSE), ==, QS_WATCHDOG_OK);
+    g_assert_cmpint(qs_watchdog_check(&wd, 1500000, 4, 0, 4096, FALSE), ==,
+                    QS_WATCHDOG_BEHIND);
 }
 
 static void test_input_scancode(void)
