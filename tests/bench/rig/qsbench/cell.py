@@ -7,6 +7,7 @@ import json
 import math
 import os
 import queue
+import re
 import socket
 import subprocess
 import threading
@@ -256,6 +257,19 @@ STILL_STALE_DB = 0.5          # a shifted match this much better: another frame
 STILL_WAIT_MS = 60000          # the client's bound on that wait (the cell's own is shorter)
 
 
+def _guest_frames(q):
+    """(monotonic time, frames drawn so far) from the guest's last FPS
+    line (tests/guest/README.md), or None: what the guest drew beside the
+    CPU it cost, since qemu's cores are mostly the guest's own work."""
+    if q is None:
+        return None
+    for line in reversed(q.serial_lines):
+        m = re.match(r"^FPS fps=\S+ frame=(\d+)", line)
+        if m:
+            return time.monotonic(), int(m.group(1))
+    return None
+
+
 def _drive_client(vm, link, relay, opts, rec, profile, keybox, mid_png, frozen_png,
                   cell_dir):
     freeze_ms = opts.freeze_ms(profile)
@@ -284,6 +298,7 @@ def _drive_client(vm, link, relay, opts, rec, profile, keybox, mid_png, frozen_p
 
     cpu = measure.CpuWindow({**vm.pids(), "relay": relay.proc.pid})
     samples, snap0, snap1 = [], None, None
+    frames0 = frames1 = None
     deadline = time.monotonic() + opts.cell_timeout(profile)
     consecutive_timeouts = 0
     try:
@@ -308,6 +323,7 @@ def _drive_client(vm, link, relay, opts, rec, profile, keybox, mid_png, frozen_p
                     if obj.get("timeout"):
                         raise CellFailed("first press over 15 s")
                     cpu.start()
+                    frames0 = _guest_frames(vm.q)
                     snap0 = relay.snapshot()
                     continue
                 samples.append(obj)
@@ -316,6 +332,7 @@ def _drive_client(vm, link, relay, opts, rec, profile, keybox, mid_png, frozen_p
                     raise CellFailed(f"{consecutive_timeouts} presses in a row over 15 s")
             elif obj.get("summary"):
                 cpu.stop()
+                frames1 = _guest_frames(vm.q)
                 snap1 = relay.snapshot()
                 rec["client_summary"] = obj
                 _freeze(vm, relay, client, rec, mid_png, cell_dir, deadline, profile)
@@ -337,6 +354,10 @@ def _drive_client(vm, link, relay, opts, rec, profile, keybox, mid_png, frozen_p
     if cpu.cores:
         rec["cpu_cores"] = cpu.cores
         rec["window_s"] = cpu.seconds
+    # FPS lines come once a second, so the window is counted between the
+    # last ones seen at its ends.
+    if frames0 and frames1 and frames1[0] > frames0[0] + 1:
+        rec["guest_fps"] = (frames1[1] - frames0[1]) / (frames1[0] - frames0[0])
     if snap0 and snap1:
         w = snap1["t"] - snap0["t"]
         s2c_out = _delta(snap0, snap1, lambda c: c["s2c"]["bytes_out"])

@@ -104,8 +104,8 @@ def tables(records, meta):
     out.append("")
     out.append("| Link | Activity | Config | qemu cores | helper cores | qemu + helper | "
                "relay cores | qemu peak MiB | helper peak MiB | Server bytes | "
-               "Server reads | Relay writes | Segments out (display) |")
-    out.append("|" + "---|" * 13)
+               "Server reads | Relay writes | Segments out (display) | Guest fps |")
+    out.append("|" + "---|" * 14)
     for r in records:
         cores = r.get("cpu_cores") or {}
         tr = r.get("traffic") or {}
@@ -118,7 +118,7 @@ def tables(records, meta):
             f"{_f(r.get('qemu_peak_mib'), '.0f')} | {_f(hp, '.0f')} | "
             f"{tr.get('server_bytes', '-')} | {tr.get('server_reads', '-')} | "
             f"{tr.get('relay_writes', '-')} | {tr.get('segs_out', '-')} "
-            f"({tr.get('display_segs_out', '-')}) |")
+            f"({tr.get('display_segs_out', '-')}) | {_f(r.get('guest_fps'), '.1f')} |")
     out += viewers_table(records)
     return "\n".join(out) + "\n"
 
