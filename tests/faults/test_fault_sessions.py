@@ -13,16 +13,28 @@ one (also against the sanitizer build) asserts what must hold: the watching
 client's session lasts its whole window and gets at least
 MIN_UPDATES_PER_S updates a second (a floor for "frames keep arriving",
 far below the 30 fps the guest animates at), qemu's listener is never
-dropped by the watchdog (its log line "dropping it and registering a new
-one": the stalled client costs qemu nothing), and the helper stays
-healthy. The `timing` one (plain build only) asserts the figure: the
-watcher's rect_onset_us lists when activity in the rectangle started after
+dropped by the watchdog as stalled or over its backlog (what a client
+holding the listener's thread would cause), and the helper stays
+healthy. The `timing` one (plain build only, alone on the machine)
+asserts the figures: no listener drop of any kind, and the watcher's
+rect_onset_us lists when activity in the rectangle started after
 >= 500 ms without any, so a single onset means it never paused half a
 second while the other client was stalled. Measured: plain build, quiet
 host: 1 onset, 483 updates in 8 s (one run); sanitizer build beside the
 integration run in a fresh-clone tools/check: 3 onsets, 297 updates, which
 is why the pause is a figure and not a correctness check.
+
+A drop because GDBus's reader itself falls behind qemu ("reads slower
+than qemu writes", helper/display/qs-watchdog.h) is no client's doing: no
+client path touches that thread. It depends on the reader getting the
+CPU, and it happened to the throttled case below with the sanitizer build
+beside the integration suite on two cores, in two fresh-clone runs of
+2026-12-03 (once mid-run, once after the watcher had left), while its
+watcher's updates held. So only the figures tests assert it never
+happens.
 """
+
+import re
 
 import threading
 import time
@@ -40,7 +52,7 @@ MIN_UPDATES_PER_S = 2
 
 
 def stalled_scenario(qemu_factory, guest, helper_binary, test_client, tmp_path):
-    run = {"problems": [], "onsets": None}
+    run = {"problems": [], "onsets": None, "drops": None}
     slow = slowdown(helper_binary)
     q = busy_guest(qemu_factory, guest)
     with serving(helper_binary, q, "--disable-ticketing") as (h, port):
@@ -65,13 +77,24 @@ def stalled_scenario(qemu_factory, guest, helper_binary, test_client, tmp_path):
                       f"activity onsets {run['onsets']}")
                 assert updates(watch) >= MIN_UPDATES_PER_S * WATCH_S, watch
             with recorded(run["problems"], "the helper"):
-                log = h.stderr()
-                assert "dropping it and registering a new one" not in log, log[-2000:]
+                run["drops"] = listener_drops(h.stderr())
+                assert_listener_held_by_none(run["drops"], h.stderr())
                 assert_helper_healthy(h)
                 assert q.alive()
         finally:
             raw.close()
     return run
+
+
+def listener_drops(log):
+    """The watchdog's verdicts on each listener it dropped, in order."""
+    return re.findall(r"listener (.+?) \(\d+ bytes waiting\): dropping it and registering "
+                      r"a new one", log)
+
+
+def assert_listener_held_by_none(drops, log):
+    held = [v for v in drops if v != "reads slower than qemu writes"]
+    assert not held, f"listener dropped as {held}: {log[-2000:]}"
 
 
 def stalled_run(qemu_factory, guest, helper_binary, test_client, tmp_path):
@@ -97,14 +120,10 @@ def throttle(raw, stop, on_s=0.02, period_s=0.5):
             ch.reading.clear()
 
 
-@pytest.mark.timeout(150)
-@pytest.mark.parametrize("fault", ["killed", "throttled"])
-def test_killed_or_throttled_client_holds_no_other(qemu_factory, guest, helper_binary,
-                                                   test_client, tmp_path, fault):
+def beside_scenario(qemu_factory, guest, helper_binary, test_client, tmp_path, fault):
     """A spice-gtk viewer SIGKILLed mid-stream, or a raw one reading a
-    trickle, beside a spice-gtk viewer watching the animation: the watcher
-    gets at least MIN_UPDATES_PER_S updates a second for its whole window,
-    qemu's listener is never dropped, the helper stays healthy."""
+    trickle, beside a spice-gtk viewer watching the animation."""
+    run = {"problems": [], "drops": None}
     q = busy_guest(qemu_factory, guest)
     with serving(helper_binary, q, "--disable-ticketing") as (h, port):
         victim = raw = None
@@ -130,19 +149,49 @@ def test_killed_or_throttled_client_holds_no_other(qemu_factory, guest, helper_b
             rc = other.wait(timeout=other.timeout + 30)
             if rc is None:
                 other.kill()
-            assert rc == 0, f"{other.argv} exited {rc}: {other.stderr()[-1500:]}"
-            watch = other.json_lines()[0]
-            assert updates(watch) >= MIN_UPDATES_PER_S * WATCH_S, watch
-            log = h.stderr()
-            assert "dropping it and registering a new one" not in log, log[-2000:]
-            assert_helper_healthy(h)
-            assert q.alive()
+            with recorded(run["problems"], "the watching client"):
+                assert rc == 0, f"{other.argv} exited {rc}: {other.stderr()[-1500:]}"
+                watch = other.json_lines()[0]
+                assert updates(watch) >= MIN_UPDATES_PER_S * WATCH_S, watch
+            with recorded(run["problems"], "the helper"):
+                run["drops"] = listener_drops(h.stderr())
+                assert_listener_held_by_none(run["drops"], h.stderr())
+                assert_helper_healthy(h)
+                assert q.alive()
         finally:
             stop.set()
             if raw is not None:
                 raw.close()
             if victim is not None:
                 victim.kill()
+    return run
+
+
+def beside_run(qemu_factory, guest, helper_binary, test_client, tmp_path, fault):
+    return shared_run(("beside", fault),
+                      lambda: beside_scenario(qemu_factory, guest, helper_binary, test_client,
+                                              tmp_path, fault))
+
+
+@pytest.mark.timeout(150)
+@pytest.mark.parametrize("fault", ["killed", "throttled"])
+def test_killed_or_throttled_client_holds_no_other(qemu_factory, guest, helper_binary,
+                                                   test_client, tmp_path, fault):
+    """The watcher gets at least MIN_UPDATES_PER_S updates a second for its
+    whole window, no client holds qemu's listener, the helper stays
+    healthy."""
+    assert_no_problems(beside_run(qemu_factory, guest, helper_binary, test_client, tmp_path,
+                                  fault))
+
+
+@pytest.mark.timing
+@pytest.mark.timeout(150)
+@pytest.mark.parametrize("fault", ["killed", "throttled"])
+def test_killed_or_throttled_client_holds_no_other_figures(qemu_factory, guest, helper_binary,
+                                                           test_client, tmp_path, fault):
+    """Alone on the machine, qemu's listener is never dropped at all."""
+    run = beside_run(qemu_factory, guest, helper_binary, test_client, tmp_path, fault)
+    assert run["drops"] == [], f"qemu's listener dropped: {run['drops']} ({run['problems']})"
 
 
 @pytest.mark.timing
@@ -150,6 +199,7 @@ def test_killed_or_throttled_client_holds_no_other(qemu_factory, guest, helper_b
 def test_stalled_client_holds_no_other_figures(qemu_factory, guest, helper_binary, test_client,
                                                tmp_path):
     run = stalled_run(qemu_factory, guest, helper_binary, test_client, tmp_path)
+    assert run["drops"] == [], f"qemu's listener dropped: {run['drops']} ({run['problems']})"
     assert run["onsets"] is not None, f"no watch to judge: {run['problems']}"
     assert len(run["onsets"]) == 1, \
         f"the other client's animation paused >= 500 ms: onsets {run['onsets']}"
