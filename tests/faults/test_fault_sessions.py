@@ -35,7 +35,6 @@ happens.
 """
 
 import re
-
 import threading
 import time
 
@@ -49,6 +48,7 @@ from spice_raw import Session
 WATCH_S = 8
 STALL_S = 2.0           # the raw client stalls this long before the other links
 MIN_UPDATES_PER_S = 2
+WATCH_ARGV = ["--settle", "0", "--seconds", WATCH_S, "--rect", ACTIVITY, "watch"]
 
 
 def stalled_scenario(qemu_factory, guest, helper_binary, test_client, tmp_path):
@@ -63,27 +63,32 @@ def stalled_scenario(qemu_factory, guest, helper_binary, test_client, tmp_path):
             for ch in raw.channels():
                 ch.reading.clear()
             time.sleep(STALL_S)
-            other = Client(test_client, port,
-                           ["--settle", "0", "--seconds", WATCH_S, "--rect", ACTIVITY, "watch"],
-                           tmp_path, name="other")
-            rc = other.wait(timeout=other.timeout + 30)
-            if rc is None:
-                other.kill()
-            with recorded(run["problems"], "the watching client"):
-                assert rc == 0, f"{other.argv} exited {rc}: {other.stderr()[-1500:]}"
-                watch = other.json_lines()[0]
-                run["onsets"] = watch.get("rect_onset_us", [])
-                print(f"other client: {updates(watch)} updates in {watch['seconds']} s, "
-                      f"activity onsets {run['onsets']}")
-                assert updates(watch) >= MIN_UPDATES_PER_S * WATCH_S, watch
-            with recorded(run["problems"], "the helper"):
-                run["drops"] = listener_drops(h.stderr())
-                assert_listener_held_by_none(run["drops"], h.stderr())
-                assert_helper_healthy(h)
-                assert q.alive()
+            watch_beside(run, q, h, Client(test_client, port, WATCH_ARGV, tmp_path,
+                                           name="other"))
         finally:
             raw.close()
     return run
+
+
+def watch_beside(run, q, h, other):
+    """Judges the watching client `other` once it ends, and the helper:
+    problems into run["problems"], the watcher's activity onsets into
+    run["onsets"], the watchdog's drops into run["drops"]."""
+    rc = other.wait(timeout=other.timeout + 30)
+    if rc is None:
+        other.kill()
+    with recorded(run["problems"], "the watching client"):
+        assert rc == 0, f"{other.argv} exited {rc}: {other.stderr()[-1500:]}"
+        watch = other.json_lines()[0]
+        run["onsets"] = watch.get("rect_onset_us", [])
+        print(f"other client: {updates(watch)} updates in {watch['seconds']} s, "
+              f"activity onsets {run['onsets']}")
+        assert updates(watch) >= MIN_UPDATES_PER_S * WATCH_S, watch
+    with recorded(run["problems"], "the helper"):
+        run["drops"] = listener_drops(h.stderr())
+        assert_listener_held_by_none(run["drops"], h.stderr())
+        assert_helper_healthy(h)
+        assert q.alive()
 
 
 def listener_drops(log):
@@ -123,7 +128,7 @@ def throttle(raw, stop, on_s=0.02, period_s=0.5):
 def beside_scenario(qemu_factory, guest, helper_binary, test_client, tmp_path, fault):
     """A spice-gtk viewer SIGKILLed mid-stream, or a raw one reading a
     trickle, beside a spice-gtk viewer watching the animation."""
-    run = {"problems": [], "drops": None}
+    run = {"problems": [], "onsets": None, "drops": None}
     q = busy_guest(qemu_factory, guest)
     with serving(helper_binary, q, "--disable-ticketing") as (h, port):
         victim = raw = None
@@ -140,24 +145,11 @@ def beside_scenario(qemu_factory, guest, helper_binary, test_client, tmp_path, f
             while h.stderr().count("display: stream ") < 1:
                 assert time.monotonic() < deadline, h.stderr()[-2000:]
                 time.sleep(0.1)
-            other = Client(test_client, port,
-                           ["--settle", "0", "--seconds", WATCH_S, "--rect", ACTIVITY, "watch"],
-                           tmp_path, name="other")
+            other = Client(test_client, port, WATCH_ARGV, tmp_path, name="other")
             if victim is not None:
                 time.sleep(2)
                 victim.kill()
-            rc = other.wait(timeout=other.timeout + 30)
-            if rc is None:
-                other.kill()
-            with recorded(run["problems"], "the watching client"):
-                assert rc == 0, f"{other.argv} exited {rc}: {other.stderr()[-1500:]}"
-                watch = other.json_lines()[0]
-                assert updates(watch) >= MIN_UPDATES_PER_S * WATCH_S, watch
-            with recorded(run["problems"], "the helper"):
-                run["drops"] = listener_drops(h.stderr())
-                assert_listener_held_by_none(run["drops"], h.stderr())
-                assert_helper_healthy(h)
-                assert q.alive()
+            watch_beside(run, q, h, other)
         finally:
             stop.set()
             if raw is not None:
