@@ -8,8 +8,7 @@
  * queued. A stream starved or over its share of the link reads one frame
  * in qs_rate_fit_div() intervals (flow/qs-rate.h); the flush then goes
  * one nominal interval after each frame, so the client shows it as soon
- * as at full rate. Where streams
- * start and end: qs-plan-detect.c.
+ * as at full rate. Where streams start and end: qs-plan-detect.c.
  */
 
 #define QS_STREAM_MAX_BITRATE 12000000u
@@ -171,6 +170,17 @@ static void hand_to_encoder(QsDisplayPlan *plan, QsPlanStream *s, QsPlanKind kin
     plan->encoding_bytes += action->est_bytes;
 }
 
+static int64_t nominal_interval(const QsPlanStream *s)
+{
+    return G_USEC_PER_SEC / MAX(s->fps, 1);
+}
+
+/* A lowered stream reads one frame in qs_rate_fit_div() nominal intervals. */
+static int64_t read_interval(const QsPlanStream *s)
+{
+    return nominal_interval(s) * qs_rate_fit_div(&s->fit);
+}
+
 gboolean qs_plan_streams_next(QsDisplayPlan *plan, int64_t now_us,
                               const QsPacerBudget *budget, QsPlanAction *action)
 {
@@ -183,8 +193,8 @@ gboolean qs_plan_streams_next(QsDisplayPlan *plan, int64_t now_us,
         if (!s || s->encoding) {
             continue;
         }
-        interval = G_USEC_PER_SEC / MAX(s->fps, 1);
-        read_every = interval * qs_rate_fit_div(&s->fit);
+        interval = nominal_interval(s);
+        read_every = read_interval(s);
         since = now_us - s->last_frame_us;
         s->bitrate = stream_bitrate(plan, s, n);
         if (s->need_flush && since >= interval && budget->fast_bytes > 0 &&
@@ -214,19 +224,17 @@ int64_t qs_plan_streams_deadline(const QsDisplayPlan *plan, int64_t now_us)
 
     for (guint i = 0; i < QS_PLAN_MAX_STREAMS; i++) {
         const QsPlanStream *s = plan->streams.slot[i];
-        int64_t t, interval;
+        int64_t t;
 
         if (!s) {
             continue;
         }
-        interval = G_USEC_PER_SEC / MAX(s->fps, 1);
         t = s->last_change_us + QS_PLAN_STREAM_END_US + 1000;
         if (!s->encoding && s->need_flush) {
-            t = MIN(t, MAX(now_us + 1000, s->last_frame_us + interval));
+            t = MIN(t, MAX(now_us + 1000, s->last_frame_us + nominal_interval(s)));
         }
         if (!s->encoding && s->dirty) {
-            t = MIN(t, MAX(now_us + 1000,
-                           s->last_frame_us + interval * qs_rate_fit_div(&s->fit)));
+            t = MIN(t, MAX(now_us + 1000, s->last_frame_us + read_interval(s)));
         }
         next = next ? MIN(next, t) : t;
     }

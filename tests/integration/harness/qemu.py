@@ -348,6 +348,12 @@ class Qemu:
         with self._serial_cond:
             return [line for _, line in self._serial]
 
+    @property
+    def serial_entries(self):
+        """[(monotonic time the line arrived, line)]."""
+        with self._serial_cond:
+            return list(self._serial)
+
     def serial_mark(self):
         """An index for wait_serial(since=...): only lines after now count."""
         with self._serial_cond:

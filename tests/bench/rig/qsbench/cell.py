@@ -258,15 +258,17 @@ STILL_WAIT_MS = 60000          # the client's bound on that wait (the cell's own
 
 
 def _guest_frames(q):
-    """(monotonic time, frames drawn so far) from the guest's last FPS
-    line (tests/guest/README.md), or None: what the guest drew beside the
-    CPU it cost, since qemu's cores are mostly the guest's own work."""
+    """(monotonic time the line arrived, frames drawn so far) from the
+    guest's last FPS line (tests/guest/README.md), or None: what the guest
+    drew beside the CPU it cost, since qemu's cores are mostly the guest's
+    own work. The arrival time, not the lookup time: the guest prints about
+    once a second, so the lookup can be up to a second after its count."""
     if q is None:
         return None
-    for line in reversed(q.serial_lines):
+    for arrived, line in reversed(q.serial_entries):
         m = re.match(r"^FPS fps=\S+ frame=(\d+)", line)
         if m:
-            return time.monotonic(), int(m.group(1))
+            return arrived, int(m.group(1))
     return None
 
 
