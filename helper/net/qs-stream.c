@@ -34,11 +34,28 @@ typedef struct {
     gboolean closed;            /* the client sent CLOSE */
 } Ws;
 
+/*
+ * The watch costs GLib's main loop as little as it can. On GLib 2.74 (Debian
+ * 12) each change to a source's poll set, from any thread, writes the
+ * context's wakeup eventfd, so the next poll() returns at once for nothing:
+ * - a source that cannot recurse has its descriptor taken out of the poll
+ *   set for each dispatch and put back after: one such wakeup per dispatch.
+ *   The watch may recurse instead; dispatch guards against it itself.
+ * - a sender that asks for G_IO_OUT and then, its queue written, drops it
+ *   again changes the poll set twice per message. The first G_IO_OUT a
+ *   caller asks for is tried without poll(): prepare() reports the source
+ *   ready, so the write comes in the next iteration, which runs anyway. Only
+ *   if the caller still wants G_IO_OUT after that try (the socket was full)
+ *   does the descriptor's poll ask for it.
+ */
 typedef struct {
     GSource source;
     QsStream *stream;
     gpointer fd_tag;
-    GIOCondition wanted;
+    GIOCondition wanted;        /* what the caller asked for */
+    GIOCondition polled;        /* what poll() watches on the descriptor */
+    gboolean out_tried;         /* this G_IO_OUT episode had its free try */
+    gboolean dispatching;
 } QsStreamSource;
 
 struct QsStream {
@@ -117,11 +134,29 @@ gboolean qs_stream_is_websocket(QsStream *s)
     return s->mode == MODE_WS;
 }
 
+static void apply_condition(QsStreamSource *ss, GIOCondition cond)
+{
+    GIOCondition polled;
+
+    if (!(ss->wanted & G_IO_OUT) && (cond & G_IO_OUT)) {
+        ss->out_tried = FALSE;      /* a new episode: one free try */
+    }
+    ss->wanted = cond;
+    polled = ss->out_tried ? cond : (cond & ~G_IO_OUT);
+    if (polled != ss->polled) {
+        g_source_modify_unix_fd((GSource *)ss, ss->fd_tag, polled);
+        ss->polled = polled;
+    }
+}
+
 static gboolean source_prepare(GSource *source, gint *timeout)
 {
     QsStreamSource *ss = (QsStreamSource *)source;
 
     *timeout = -1;
+    if ((ss->wanted & G_IO_OUT) && !ss->out_tried) {
+        return TRUE;
+    }
     /* Records already decrypted by gnutls never wake poll(). */
     return (ss->wanted & G_IO_IN) && qs_stream_has_pending(ss->stream);
 }
@@ -135,11 +170,27 @@ static gboolean source_dispatch(GSource *source, GSourceFunc cb,
 
     (void)cb;
     (void)data;
+    if (ss->dispatching) {
+        return G_SOURCE_CONTINUE;   /* a nested main loop in our callback */
+    }
     if ((ss->wanted & G_IO_IN) && qs_stream_has_pending(s)) {
         cond |= G_IO_IN;
     }
+    if ((ss->wanted & G_IO_OUT) && !ss->out_tried) {
+        cond |= G_IO_OUT;
+        ss->out_tried = TRUE;
+    }
     if (cond && s->func) {
+        /* The callback may free the stream and destroy this source, which
+         * lives on until g_main_dispatch drops its reference. */
+        ss->dispatching = TRUE;
         s->func(s, cond, s->user_data);
+        ss->dispatching = FALSE;
+        if (!g_source_is_destroyed(source)) {
+            /* A caller that still wants G_IO_OUT after its free try has a
+             * full socket: poll() must watch for room now. */
+            apply_condition(ss, ss->wanted);
+        }
     }
     return G_SOURCE_CONTINUE;
 }
@@ -158,19 +209,19 @@ void qs_stream_watch(QsStream *s, GIOCondition cond, QsStreamFunc func,
     src = g_source_new(&stream_source_funcs, sizeof(QsStreamSource));
     s->source = (QsStreamSource *)src;
     s->source->stream = s;
-    s->source->fd_tag = g_source_add_unix_fd(src, s->fd, cond);
-    s->source->wanted = cond;
+    s->source->fd_tag = g_source_add_unix_fd(src, s->fd, 0);
+    apply_condition(s->source, cond);
     s->func = func;
     s->user_data = user_data;
     g_source_set_name(src, "qs-stream");
+    g_source_set_can_recurse(src, TRUE);
     g_source_attach(src, g_main_context_get_thread_default());
 }
 
 void qs_stream_set_condition(QsStream *s, GIOCondition cond)
 {
-    if (s->source && s->source->wanted != cond) {
-        g_source_modify_unix_fd((GSource *)s->source, s->source->fd_tag, cond);
-        s->source->wanted = cond;
+    if (s->source) {
+        apply_condition(s->source, cond);
     }
 }
 

@@ -26,7 +26,11 @@ const char *qs_stream_get_peer(QsStream *stream);
 gboolean qs_stream_is_tls(QsStream *stream);
 int qs_stream_get_fd(QsStream *stream);
 
-/* Attaches a watch to the thread-default main context. */
+/* Attaches a watch to the thread-default main context. A G_IO_OUT not
+ * asked for before is reported once in the next iteration without waiting
+ * for poll(), even if the socket is full; if still asked for after that
+ * callback, poll() waits for room. A condition stays asked for until it is
+ * changed. */
 void qs_stream_watch(QsStream *stream, GIOCondition cond, QsStreamFunc func,
                      gpointer user_data);
 void qs_stream_set_condition(QsStream *stream, GIOCondition cond);
