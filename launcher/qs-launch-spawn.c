@@ -28,10 +28,40 @@
 #define FD_PORT0 9
 #define N_FDS (6 + QS_SPAWN_MAX_CHARDEVS)
 
+/* One listening socket on addr:port, or -1 with errno set. */
+static int bind_one(int family, GInetAddress *ia, guint port, GError **error)
+{
+    g_autoptr(GSocketAddress) sa = g_inet_socket_address_new(ia, (guint16)port);
+    struct sockaddr_storage ss;
+    int one = 1;
+    int fd;
+    int err;
+
+    if (!g_socket_address_to_native(sa, &ss, sizeof(ss), error)) {
+        errno = EINVAL;
+        return -1;
+    }
+    fd = socket(family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) {
+        return -1;
+    }
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+    if (bind(fd, (struct sockaddr *)&ss,
+             (socklen_t)g_socket_address_get_native_size(sa)) == 0 &&
+        listen(fd, 64) == 0) {
+        return fd;
+    }
+    err = errno;
+    close(fd);
+    errno = err;
+    return -1;
+}
+
 int qs_bind_listener(const char *addr, guint min, guint max, guint *port,
                      GError **error)
 {
     g_autoptr(GInetAddress) ia = g_inet_address_new_from_string(addr);
+    guint in_use = 0, refused = 0;
     int family;
 
     if (!ia) {
@@ -42,41 +72,35 @@ int qs_bind_listener(const char *addr, guint min, guint max, guint *port,
     family = g_inet_address_get_family(ia) == G_SOCKET_FAMILY_IPV6 ? AF_INET6
                                                                    : AF_INET;
     for (guint p = min; p <= max; p++) {
-        g_autoptr(GSocketAddress) sa = g_inet_socket_address_new(ia, (guint16)p);
-        struct sockaddr_storage ss;
-        int one = 1;
-        int fd;
+        GError *local = NULL;
+        int fd = bind_one(family, ia, p, &local);
 
-        if (!g_socket_address_to_native(sa, &ss, sizeof(ss), error)) {
-            return -1;
-        }
-        fd = socket(family, SOCK_STREAM | SOCK_CLOEXEC, 0);
-        if (fd < 0) {
-            g_set_error(error, G_IO_ERROR, g_io_error_from_errno(errno),
-                        "socket: %s", g_strerror(errno));
-            return -1;
-        }
-        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-        if (bind(fd, (struct sockaddr *)&ss,
-                 (socklen_t)g_socket_address_get_native_size(sa)) == 0 &&
-            listen(fd, 64) == 0) {
+        if (fd >= 0) {
             *port = p;
             return fd;
         }
-        {
-            int err = errno;
-
-            close(fd);
-            if (err != EADDRINUSE) {
-                g_set_error(error, G_IO_ERROR, g_io_error_from_errno(err),
-                            "cannot listen on %s:%u: %s", addr, p,
-                            g_strerror(err));
-                return -1;
-            }
+        if (local) {
+            g_propagate_error(error, local);
+            return -1;
+        }
+        /* Refused: a privileged port without CAP_NET_BIND_SERVICE, or one a
+         * security policy keeps for another service. The next may do. */
+        if (errno == EADDRINUSE) {
+            in_use++;
+        } else if (errno == EACCES) {
+            refused++;
+        } else {
+            g_set_error(error, G_IO_ERROR, g_io_error_from_errno(errno),
+                        "cannot listen on %s:%u: %s", addr, p,
+                        g_strerror(errno));
+            return -1;
         }
     }
-    g_set_error(error, G_IO_ERROR, G_IO_ERROR_ADDRESS_IN_USE,
-                "no free port in %u-%u on %s ([listen] ports)", min, max, addr);
+    g_set_error(error, G_IO_ERROR,
+                in_use ? G_IO_ERROR_ADDRESS_IN_USE : G_IO_ERROR_PERMISSION_DENIED,
+                "no free port in %u-%u on %s ([listen] ports): %u in use, "
+                "%u refused (%s)", min, max, addr, in_use, refused,
+                g_strerror(EACCES));
     return -1;
 }
 

@@ -6,7 +6,8 @@
 #include <sys/types.h>
 #include <glib.h>
 
-/* Binds ADDR on the first free port of [min, max] (CLOEXEC, listening). */
+/* Binds ADDR on the first free port of [min, max] (CLOEXEC, listening).
+ * A port in use or refused (EACCES) is skipped; any other failure stops. */
 int qs_bind_listener(const char *addr, guint min, guint max, guint *port,
                      GError **error);
 
