@@ -110,6 +110,7 @@ typedef struct {
     GMainLoop *loop;
     int status;
     const char *leaving;        /* why the loop ended, for the control peers */
+    gboolean display_gone;      /* may come before the loop runs */
 } App;
 
 /* For a management layer that starts helpers (as libvirt asks qemu-rdp):
@@ -203,8 +204,24 @@ static void on_gone(QsDisplay *display, const char *reason, gpointer data)
     g_message("%s; exiting", reason);
     app->status = QS_EXIT_OK;
     app->leaving = "qemu's display went away";
+    app->display_gone = TRUE;
     g_main_loop_quit(app->loop);
 }
+
+#ifdef QS_TEST_CONTROLS
+/* Test builds: QS_TEST_DISPLAY_START_DELAY_MS holds the display's start
+ * back, so that a test can make qemu go before it. */
+static void hold_display_start(void)
+{
+    const char *env = g_getenv("QS_TEST_DISPLAY_START_DELAY_MS");
+    guint64 ms = 0;
+
+    if (env && g_ascii_string_to_unsigned(env, 10, 1, 60000, &ms, NULL)) {
+        g_message("test build: starting the display in %u ms", (guint)ms);
+        g_usleep(ms * 1000);
+    }
+}
+#endif
 
 static void on_sessions(guint n_sessions, gpointer display)
 {
@@ -307,7 +324,7 @@ int main(int argc, char **argv)
     guint n_bridges = 0;
     QsNetConfig net_cfg;
     QsDisplayOptions opts;
-    App app = { NULL, QS_EXIT_OK, "exiting" };
+    App app = { NULL, QS_EXIT_OK, "exiting", FALSE };
     QsClipboard *clipboard = NULL;
     g_autoptr(QsAgentGuest) guest_agent = NULL;
     UiInfos ui_infos = { { NULL }, 0 };
@@ -505,13 +522,20 @@ int main(int argc, char **argv)
         fprintf(stderr, "qemu-spice: %s\n", error->message);
         app.status = QS_EXIT_FAILURE;
     } else {
+#ifdef QS_TEST_CONTROLS
+        hold_display_start();
+#endif
         qs_display_start(display, on_gone, &app);
         qs_channels_watch_sessions(channels, on_sessions, display);
         if (clipboard) {
             qs_clipboard_start(clipboard);
         }
         qs_helper_audio_start(audio, qs_display_get_audio(display));
-        g_main_loop_run(app.loop);
+        /* qemu may have gone during the start: a quit before the loop
+         * runs is lost. */
+        if (!app.display_gone) {
+            g_main_loop_run(app.loop);
+        }
     }
     g_main_loop_unref(app.loop);
     qs_channels_watch_sessions(channels, NULL, NULL);

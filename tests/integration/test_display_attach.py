@@ -88,6 +88,29 @@ def test_qmp_attach_and_qemu_quit(qemu_factory, qemu_flavour, guest, display_hel
         assert len(after) == 1 and after[0].endswith("; exiting"), h.stderr()
 
 
+def test_qemu_gone_before_start(qemu_factory, guest, display_helper, sockdir,
+                                monkeypatch):
+    """qemu closes the D-Bus connection while the helper starts: it still
+    exits, status 0, with its one line (its quit once came before the main
+    loop ran, and was lost). QS_TEST_DISPLAY_START_DELAY_MS (test builds)
+    holds the start back until qemu has quit."""
+    qmp2 = os.path.join(sockdir, "qmp2.sock")
+    q = qemu_factory(extra_args=["-qmp", f"unix:{qmp2},server=on,wait=off"])
+    q.wait_ready()
+    monkeypatch.setenv("QS_TEST_DISPLAY_START_DELAY_MS", "4000")
+    with Helper(display_helper, ["--qmp", qmp2]) as h:
+        deadline = time.monotonic() + 20
+        while "starting the display in 4000 ms" not in h.stderr():
+            assert h.proc.poll() is None, h.stderr()
+            assert time.monotonic() < deadline, f"no hold line: {h.stderr()}"
+            time.sleep(0.05)
+        q("quit")
+        q.proc.wait(timeout=15)
+        rc = h.wait_exit(timeout=20)
+        assert rc == 0, h.stderr()
+        assert "qemu closed the D-Bus connection; exiting" in h.stderr(), h.stderr()
+
+
 def test_qmp_not_p2p(qemu_factory, guest, display_helper, dbus_daemon, sockdir):
     qmp2 = os.path.join(sockdir, "qmp2.sock")
     q = qemu_factory(flavour="host", display="dbus-bus",
