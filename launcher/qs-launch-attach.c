@@ -369,7 +369,13 @@ int qs_attach(QsLaunchConfig *cfg, const char *domain,
                               s->st->tls_port ? " tls-port " : "",
                               s->st->tls_port, s->helper,
                               opts->supervise ? " (supervised)" : "");
-    qs_log_info("%s", summary);
+    /* In the foreground report() prints it on standard output, which under
+     * systemd is the same journal as standard error or syslog: once. */
+    if (report_fd >= 0) {
+        qs_log_info("%s", summary);
+    } else {
+        qs_log_file_only("%s", summary);
+    }
     report(report_fd, TRUE, summary);
     return qs_session_run(s);
 }

@@ -26,7 +26,8 @@ void qs_log_use_syslog(const char *domain)
     use_syslog = TRUE;
 }
 
-static void emit(int prio, const char *fmt, va_list ap)
+/* file_only: the log file alone, for a line printed elsewhere already. */
+static void emit(int prio, gboolean file_only, const char *fmt, va_list ap)
 {
     g_autofree char *msg = g_strdup_vprintf(fmt, ap);
 
@@ -40,6 +41,9 @@ static void emit(int prio, const char *fmt, va_list ap)
             file_fd = -1;
         }
     }
+    if (file_only) {
+        return;
+    }
     if (use_syslog) {
         syslog(prio, "%s", msg);
     } else {
@@ -52,7 +56,7 @@ void qs_log_info(const char *fmt, ...)
     va_list ap;
 
     va_start(ap, fmt);
-    emit(LOG_INFO, fmt, ap);
+    emit(LOG_INFO, FALSE, fmt, ap);
     va_end(ap);
 }
 
@@ -61,6 +65,15 @@ void qs_log_error(const char *fmt, ...)
     va_list ap;
 
     va_start(ap, fmt);
-    emit(LOG_ERR, fmt, ap);
+    emit(LOG_ERR, FALSE, fmt, ap);
+    va_end(ap);
+}
+
+void qs_log_file_only(const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    emit(LOG_INFO, TRUE, fmt, ap);
     va_end(ap);
 }
