@@ -28,21 +28,23 @@
 #define FD_PORT0 9
 #define N_FDS (6 + QS_SPAWN_MAX_CHARDEVS)
 
-/* One listening socket on addr:port, or -1 with errno set. */
-static int bind_one(int family, GInetAddress *ia, guint port, GError **error)
+/* One listening socket on addr:port, or -1 with the errno in *err (0 with
+ * `error` set when the address cannot be made). */
+static int bind_one(int family, GInetAddress *ia, guint port, int *err,
+                    GError **error)
 {
     g_autoptr(GSocketAddress) sa = g_inet_socket_address_new(ia, (guint16)port);
     struct sockaddr_storage ss;
     int one = 1;
     int fd;
-    int err;
 
+    *err = 0;
     if (!g_socket_address_to_native(sa, &ss, sizeof(ss), error)) {
-        errno = EINVAL;
         return -1;
     }
     fd = socket(family, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (fd < 0) {
+        *err = errno;
         return -1;
     }
     setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
@@ -51,9 +53,8 @@ static int bind_one(int family, GInetAddress *ia, guint port, GError **error)
         listen(fd, 64) == 0) {
         return fd;
     }
-    err = errno;
+    *err = errno;
     close(fd);
-    errno = err;
     return -1;
 }
 
@@ -73,7 +74,8 @@ int qs_bind_listener(const char *addr, guint min, guint max, guint *port,
                                                                    : AF_INET;
     for (guint p = min; p <= max; p++) {
         GError *local = NULL;
-        int fd = bind_one(family, ia, p, &local);
+        int err;
+        int fd = bind_one(family, ia, p, &err, &local);
 
         if (fd >= 0) {
             *port = p;
@@ -85,14 +87,13 @@ int qs_bind_listener(const char *addr, guint min, guint max, guint *port,
         }
         /* Refused: a privileged port without CAP_NET_BIND_SERVICE, or one a
          * security policy keeps for another service. The next may do. */
-        if (errno == EADDRINUSE) {
+        if (err == EADDRINUSE) {
             in_use++;
-        } else if (errno == EACCES) {
+        } else if (err == EACCES) {
             refused++;
         } else {
-            g_set_error(error, G_IO_ERROR, g_io_error_from_errno(errno),
-                        "cannot listen on %s:%u: %s", addr, p,
-                        g_strerror(errno));
+            g_set_error(error, G_IO_ERROR, g_io_error_from_errno(err),
+                        "cannot listen on %s:%u: %s", addr, p, g_strerror(err));
             return -1;
         }
     }
