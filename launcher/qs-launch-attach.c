@@ -291,15 +291,24 @@ static int daemonize(int *report_fd)
     _exit(status);
 }
 
+/* The verdict: to the waiting parent (fd), else here. A success is logged
+ * too, but in the foreground only to the log file: standard output carries
+ * it, and under systemd that is the same journal as standard error or
+ * syslog. */
 static void report(int fd, gboolean ok, const char *text)
 {
     if (fd >= 0) {
         g_autofree char *line = g_strdup_printf("%c%s\n", ok ? '0' : '1', text);
-        ssize_t n = write(fd, line, strlen(line));
+        ssize_t n;
 
+        if (ok) {
+            qs_log_info("%s", text);
+        }
+        n = write(fd, line, strlen(line));
         (void)n;
         close(fd);
     } else if (ok) {
+        qs_log_file_only("%s", text);
         printf("%s\n", text);
         fflush(stdout);
     } else {
@@ -369,13 +378,6 @@ int qs_attach(QsLaunchConfig *cfg, const char *domain,
                               s->st->tls_port ? " tls-port " : "",
                               s->st->tls_port, s->helper,
                               opts->supervise ? " (supervised)" : "");
-    /* In the foreground report() prints it on standard output, which under
-     * systemd is the same journal as standard error or syslog: once. */
-    if (report_fd >= 0) {
-        qs_log_info("%s", summary);
-    } else {
-        qs_log_file_only("%s", summary);
-    }
     report(report_fd, TRUE, summary);
     return qs_session_run(s);
 }
