@@ -164,6 +164,29 @@ static gboolean speaks_for_itself(QsConn *conn)
     return FALSE;
 }
 
+#ifdef QS_TEST_CONTROLS
+/* Test builds: QS_TEST_LINK_BYTES_PER_S fixes what the plan takes the
+ * link's bandwidth to be, so that a test's viewers get the same plan:
+ * measured, it is capped by the helper's own speed (a sanitizer build
+ * sends its first pictures slower than loopback carries them), and the
+ * busy guest's stream then sits at the edge of its share, lowered for one
+ * viewer and not for the other. */
+static void pin_bandwidth(QsDisplayPlan *plan)
+{
+    const char *env = g_getenv("QS_TEST_LINK_BYTES_PER_S");
+    guint64 v = 0;
+
+    if (env && g_ascii_string_to_unsigned(env, 10, 1, G_MAXUINT32, &v, NULL)) {
+        g_message("display: test build: the link is taken to carry %" G_GUINT64_FORMAT
+                  " bytes/s", v);
+        qs_display_plan_pin_bandwidth(plan, v);
+    } else if (env) {
+        g_warning("display: QS_TEST_LINK_BYTES_PER_S=%s is not a number of bytes/s from 1 "
+                  "to %u: the link is measured", env, G_MAXUINT32);
+    }
+}
+#endif
+
 QsChannel *qs_display_channel_new(QsSession *session, QsConn *conn)
 {
     QsDisplayChannel *dc = (QsDisplayChannel *)qs_channel_new(
@@ -192,6 +215,9 @@ QsChannel *qs_display_channel_new(QsSession *session, QsConn *conn)
     dc->context = g_main_context_ref_thread_default();
     dc->stats.start_us = g_get_monotonic_time();
     dc->plan = qs_display_plan_new(&caps);
+#ifdef QS_TEST_CONTROLS
+    pin_bandwidth(dc->plan);
+#endif
     dc->ping_timer = g_timeout_source_new(QS_DISPLAY_PING_MS);
     g_source_set_callback(dc->ping_timer, on_ping_timer, dc, NULL);
     g_source_attach(dc->ping_timer, dc->context);

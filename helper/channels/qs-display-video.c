@@ -144,7 +144,7 @@ void qs_display_video_encode(QsDisplayChannel *dc, const QsPlanAction *a, int64_
         }
     }
     g_return_if_fail(v && !v->encoding);
-    if (qs_stream_seat_needs_pixels(v->seat, a->bitrate) && !flush) {
+    if (qs_stream_seat_needs_pixels(v->seat, a->bitrate, a->read_div) && !flush) {
         pixels = g_malloc((size_t)a->rect.width * a->rect.height * 4);
         if (!qs_screen_read(dc->screen, a->item.surface_serial, &a->rect, pixels,
                             (size_t)a->rect.width * 4, &error)) {

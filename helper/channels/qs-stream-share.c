@@ -27,6 +27,7 @@ struct Tier {
     QsStreamShare *share;       /* NULL once the share is gone */
     QsStreamShape shape;
     int rate_class;
+    guint read_div;             /* its seats' plans read a frame every read_div / fps s */
     gboolean solo;              /* a seat that fell behind: nobody joins */
     QsVideoEncoder *enc;        /* NULL before the first frame and while a worker has it */
     GPtrArray *seats;           /* QsStreamSeat *, not owned */
@@ -50,6 +51,7 @@ struct QsStreamSeat {
     gboolean fresh;             /* no keyframe of this tier yet */
     gboolean pending;           /* a request waits for its answer */
     uint32_t bitrate;
+    guint read_div;
     int64_t caught_up_us;       /* when it last jumped to the head */
     GSource *answer;            /* an answer from the ring, on its way */
     QsStreamSeatFunc func;
@@ -137,13 +139,15 @@ static void tier_unref(Tier *t)
     g_free(t);
 }
 
-static Tier *tier_new(QsStreamShare *share, const QsStreamShape *shape, gboolean solo)
+static Tier *tier_new(QsStreamShare *share, const QsStreamShape *shape, guint read_div,
+                      gboolean solo)
 {
     Tier *t = g_new0(Tier, 1);
 
     t->ref = 0;
     t->shape = *shape;
     t->rate_class = rate_class(shape->bitrate);
+    t->read_div = read_div;
     t->solo = solo || !share || !qs_stream_share_enabled();
     t->seats = g_ptr_array_new();
     t->next_seq = 1;
@@ -154,8 +158,10 @@ static Tier *tier_new(QsStreamShare *share, const QsStreamShape *shape, gboolean
     return t;
 }
 
-/* A tier others may join with this shape and class, other than `not`. */
-static Tier *tier_find(QsStreamShare *share, const QsStreamShape *s, int cls, const Tier *not)
+/* A tier others may join with this shape, class and frame rate, other
+ * than `not`. */
+static Tier *tier_find(QsStreamShare *share, const QsStreamShape *s, int cls, guint read_div,
+                       const Tier *not)
 {
     for (guint i = 0; share && i < share->tiers->len; i++) {
         Tier *t = g_ptr_array_index(share->tiers, i);
@@ -163,7 +169,8 @@ static Tier *tier_find(QsStreamShare *share, const QsStreamShape *s, int cls, co
         if (t != not && !t->solo && t->shape.codec == s->codec && t->shape.x == s->x &&
             t->shape.y == s->y && t->shape.width == s->width &&
             t->shape.height == s->height && t->shape.fps == s->fps &&
-            t->shape.quality == s->quality && t->rate_class == cls) {
+            t->shape.quality == s->quality && t->rate_class == cls &&
+            t->read_div == read_div) {
             return t;
         }
     }
@@ -223,13 +230,14 @@ QsStreamSeat *qs_stream_seat_new(QsStreamShare *share, const QsStreamShape *shap
 {
     QsStreamSeat *seat = g_new0(QsStreamSeat, 1);
     Tier *t = qs_stream_share_enabled()
-                  ? tier_find(share, shape, rate_class(shape->bitrate), NULL)
+                  ? tier_find(share, shape, rate_class(shape->bitrate), 1, NULL)
                   : NULL;
 
     seat->func = func;
     seat->data = data;
     seat->bitrate = shape->bitrate;
-    seat_join(seat, t ? t : tier_new(share, shape, FALSE));
+    seat->read_div = 1;         /* a new stream reads at its nominal rate */
+    seat_join(seat, t ? t : tier_new(share, shape, 1, FALSE));
     return seat;
 }
 
@@ -260,13 +268,13 @@ static void seat_move(QsStreamSeat *seat, Tier *to, gboolean solo)
 
     shape.bitrate = seat->bitrate;
     if (!to) {
-        to = tier_new(share, &shape, solo);
+        to = tier_new(share, &shape, seat->read_div, solo);
     }
     seat_leave(seat);
     seat_join(seat, to);
 }
 
-gboolean qs_stream_seat_needs_pixels(QsStreamSeat *seat, uint32_t bitrate)
+gboolean qs_stream_seat_needs_pixels(QsStreamSeat *seat, uint32_t bitrate, guint read_div)
 {
     Tier *t = seat->tier;
     uint64_t oldest = t->next_seq > QS_STREAM_SHARE_RING + (t->encoding ? 1 : 0)
@@ -277,6 +285,7 @@ gboolean qs_stream_seat_needs_pixels(QsStreamSeat *seat, uint32_t bitrate)
 
     g_return_val_if_fail(!seat->pending, FALSE);
     seat->bitrate = bitrate;
+    seat->read_div = MAX(read_div, 1u);
     if (seat->next < oldest && t->seats->len == 1) {
         seat_restart(seat);     /* the others left it behind, then left */
     } else if (t->seats->len > 1 && t->next_seq - seat->next > QS_STREAM_SHARE_CATCH_UP &&
@@ -299,12 +308,15 @@ gboolean qs_stream_seat_needs_pixels(QsStreamSeat *seat, uint32_t bitrate)
         Tier *other;
 
         shape.bitrate = bitrate;
-        other = tier_find(t->share, &shape, cls, t);
+        other = tier_find(t->share, &shape, cls, seat->read_div, t);
         if (t->seats->len == 1 && other) {
             seat_move(seat, other, FALSE);      /* alone: join the others */
         } else if (t->seats->len == 1) {
             t->rate_class = cls;                /* alone: its tier follows it */
-        } else if (outside_class(bitrate, t->rate_class)) {
+            t->read_div = seat->read_div;
+        } else if (outside_class(bitrate, t->rate_class) || seat->read_div != t->read_div) {
+            g_debug("display: a viewer's stream at %u kbit/s, 1/%u of its frame rate, leaves "
+                    "a shared encoder at 1/%u", bitrate / 1000, seat->read_div, t->read_div);
             seat_move(seat, other, FALSE);
         }
     }

@@ -24,6 +24,15 @@
  * would otherwise cost every other viewer keyframes. A seat whose bit rate
  * leaves its class moves to that class's tier (a keyframe).
  *
+ * A seat whose plan lowers its frame rate (flow/qs-rate.h: it reads one
+ * frame in `read_div` intervals) moves too, to the tier of seats at that
+ * rate: in a tier at the full rate it could keep up only by taking every
+ * frame, which undoes the lowering its link needed, or fall behind and
+ * go solo after a catch-up keyframe for everyone; and the flush its plan
+ * asks for after each frame would be a frame of every seat's stream,
+ * which the encoder's rate control counts against all of them
+ * (encode/qs-video-x264.c). Viewers lowered alike share again.
+ *
  * Each viewer's plan still decides when its stream takes a frame and what
  * it may cost: a seat behind takes frames as its plan asks, at its own pace.
  * Everything here runs on the channels' thread; encodes run on workers,
@@ -78,10 +87,11 @@ QsStreamSeat *qs_stream_seat_new(QsStreamShare *share, const QsStreamShape *shap
 /* Ends the seat; an answer not given yet never comes. */
 void qs_stream_seat_free(QsStreamSeat *seat);
 
-/* Before each request: follows the plan's `bitrate` (which may move the seat
- * to another tier) and says whether the seat is at the head, i.e. whether a
- * frame request must carry the pixels read now. */
-gboolean qs_stream_seat_needs_pixels(QsStreamSeat *seat, uint32_t bitrate);
+/* Before each request: follows the plan's `bitrate` and frame rate (a frame
+ * read every `read_div` nominal intervals), either of which may move the
+ * seat to another tier, and says whether the seat is at the head, i.e.
+ * whether a frame request must carry the pixels read now. */
+gboolean qs_stream_seat_needs_pixels(QsStreamSeat *seat, uint32_t bitrate, guint read_div);
 
 /* The seat's next frame: a frame (`pixels`, owned, rows of width * 4
  * bytes, when needs_pixels() said so, else NULL) or a flush. One request

@@ -48,6 +48,7 @@ struct QsBwe {
     RateFilter e2e_bw;                /* the client's PONGs, per min RTT */
     int64_t e2e_slot_start_us;
     uint64_t bw;
+    uint64_t pinned;                  /* qs_bwe_pin_bandwidth(); 0: none */
 
     uint64_t rounds;
     gboolean round_started;
@@ -114,7 +115,13 @@ static void recompute_bw(QsBwe *bwe)
     uint64_t local = filter_max(&bwe->local_bw);
 
     /* Before the first accepted sample the initial guess stands. */
-    bwe->bw = e2e ? e2e : local ? local : QS_BWE_INITIAL_BW;
+    bwe->bw = bwe->pinned ? bwe->pinned : e2e ? e2e : local ? local : QS_BWE_INITIAL_BW;
+}
+
+void qs_bwe_pin_bandwidth(QsBwe *bwe, uint64_t bytes_per_s)
+{
+    bwe->pinned = bytes_per_s;
+    recompute_bw(bwe);
 }
 
 static void filter_add(QsBwe *bwe, RateFilter *f, uint32_t min_rtt_us, int64_t now_us,

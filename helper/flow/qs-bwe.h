@@ -74,6 +74,11 @@ void qs_bwe_mark_app_limited(QsBwe *bwe, uint64_t bytes_written);
 void qs_bwe_on_e2e_round(QsBwe *bwe, gboolean unlimited);
 
 uint64_t qs_bwe_bandwidth(const QsBwe *bwe);     /* bytes/s */
+/* From now on the bandwidth is `bytes_per_s` whatever the samples say (0:
+ * the samples again); RTTs are still measured. For tests whose outcome
+ * must not hang on an estimate: a sanitizer build's own slowness caps the
+ * rate it can measure. */
+void qs_bwe_pin_bandwidth(QsBwe *bwe, uint64_t bytes_per_s);
 /* The client's own estimate, 0 until it has one. */
 uint64_t qs_bwe_e2e_bandwidth(const QsBwe *bwe);
 uint32_t qs_bwe_min_rtt_us(const QsBwe *bwe);

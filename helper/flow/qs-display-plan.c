@@ -251,6 +251,11 @@ const QsBwe *qs_display_plan_bwe(const QsDisplayPlan *plan)
     return plan->bwe;
 }
 
+void qs_display_plan_pin_bandwidth(QsDisplayPlan *plan, uint64_t bytes_per_s)
+{
+    qs_bwe_pin_bandwidth(plan->bwe, bytes_per_s);
+}
+
 const QsPlanStats *qs_display_plan_stats(const QsDisplayPlan *plan)
 {
     return &plan->stats;

@@ -87,6 +87,7 @@ typedef struct {
     QsRect rect;
     QsPlanStreamCodec codec;
     uint32_t fps;
+    guint read_div;             /* FRAME, FLUSH: a frame is read every read_div / fps s (a lowered stream's > 1) */
     uint32_t bitrate;           /* CREATE, FRAME: the link's share, a ceiling (VBV) */
     int quality;                /* CREATE, FRAME: the target (H.264 CRF, MJPEG's top JPEG quality) */
     int64_t source_interval_us; /* FRAME: qemu's frame interval over rect; 0: not known */
@@ -192,6 +193,8 @@ void qs_display_plan_end_streams(QsDisplayPlan *plan, int64_t now_us);
 /* TCP_NOTSENT_LOWAT the socket should have (one band). */
 uint32_t qs_display_plan_notsent_lowat(const QsDisplayPlan *plan);
 const QsBwe *qs_display_plan_bwe(const QsDisplayPlan *plan);
+/* qs_bwe_pin_bandwidth() of the plan's estimate. */
+void qs_display_plan_pin_bandwidth(QsDisplayPlan *plan, uint64_t bytes_per_s);
 const QsPlanStats *qs_display_plan_stats(const QsDisplayPlan *plan);
 /* The client's surface (tests). */
 gboolean qs_display_plan_surface(const QsDisplayPlan *plan, uint32_t *width, uint32_t *height);

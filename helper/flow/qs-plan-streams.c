@@ -159,7 +159,8 @@ static void hand_to_encoder(QsDisplayPlan *plan, QsPlanStream *s, QsPlanKind kin
         s->enc_bitrate = s->bitrate;
     }
     *action = (QsPlanAction){ .kind = kind, .stream = s->id, .rect = s->rect,
-                              .codec = s->codec, .fps = s->fps, .bitrate = s->enc_bitrate,
+                              .codec = s->codec, .fps = s->fps,
+                              .read_div = qs_rate_fit_div(&s->fit), .bitrate = s->enc_bitrate,
                               .quality = s->quality,
                               .source_interval_us = s->source_interval_us,
                               .item.surface_serial = plan->serial };

@@ -75,7 +75,7 @@ static const QsStreamShape lan = { QS_VIDEO_CODEC_H264, 10, 20, SIDE, SIDE, 25, 
 /* The head's request is encoded once; the seat behind gets those bytes. */
 static void ask(QsStreamSeat *seat, guint n, uint32_t bitrate)
 {
-    gboolean head = qs_stream_seat_needs_pixels(seat, bitrate);
+    gboolean head = qs_stream_seat_needs_pixels(seat, bitrate, 1);
 
     qs_stream_seat_request(seat, FALSE, head ? pixels(n) : NULL, 0);
 }
@@ -91,9 +91,9 @@ static void test_two_viewers_one_encoder(void)
     g_assert_cmpuint(qs_stream_share_n_tiers(share), ==, 1);
     g_assert_cmpuint(qs_stream_seat_peers(sa), ==, 2);
     /* A at the head reads pixels; B's first frame is A's (in flight). */
-    g_assert_true(qs_stream_seat_needs_pixels(sa, lan.bitrate));
+    g_assert_true(qs_stream_seat_needs_pixels(sa, lan.bitrate, 1));
     qs_stream_seat_request(sa, FALSE, pixels(0), 0);
-    g_assert_false(qs_stream_seat_needs_pixels(sb, lan.bitrate));
+    g_assert_false(qs_stream_seat_needs_pixels(sb, lan.bitrate, 1));
     qs_stream_seat_request(sb, FALSE, NULL, 0);
     g_assert_cmpuint(a.answers + b.answers, ==, 0);     /* never inside the request */
     wait_answers(&a, 1);
@@ -111,7 +111,7 @@ static void test_two_viewers_one_encoder(void)
     for (guint i = 1; i <= 3; i++) {
         g_autoptr(GBytes) want = NULL;
 
-        g_assert_false(qs_stream_seat_needs_pixels(sb, lan.bitrate));
+        g_assert_false(qs_stream_seat_needs_pixels(sb, lan.bitrate, 1));
         qs_stream_seat_request(sb, FALSE, NULL, 0);
         wait_answers(&b, 1 + i);
         g_assert_true(b.shared && !b.flush);
@@ -119,7 +119,7 @@ static void test_two_viewers_one_encoder(void)
         g_assert_false(has_idr(want));
     }
     g_assert_true(g_bytes_equal(a.data, b.data));       /* both at frame 3 */
-    g_assert_true(qs_stream_seat_needs_pixels(sb, lan.bitrate));   /* B at the head now */
+    g_assert_true(qs_stream_seat_needs_pixels(sb, lan.bitrate, 1));   /* B at the head now */
     qs_stream_seat_free(sa);
     qs_stream_seat_free(sb);
     g_assert_cmpuint(qs_stream_share_n_tiers(share), ==, 0);
@@ -145,12 +145,12 @@ static void test_joiner_gets_keyframe(void)
     }
     g_assert_false(has_idr(a.data));
     sb = qs_stream_seat_new(share, &lan, on_frame, &b);
-    qs_stream_seat_needs_pixels(sb, lan.bitrate);
+    qs_stream_seat_needs_pixels(sb, lan.bitrate, 1);
     qs_stream_seat_request(sb, TRUE, NULL, 0);
     wait_answers(&b, 1);
     g_assert_true(b.ok && b.flush && !b.data);
     /* B's first real frame, from its own read: a keyframe A gets too. */
-    g_assert_true(qs_stream_seat_needs_pixels(sb, lan.bitrate));
+    g_assert_true(qs_stream_seat_needs_pixels(sb, lan.bitrate, 1));
     qs_stream_seat_request(sb, FALSE, pixels(9), 0);
     wait_answers(&b, 2);
     g_assert_true(has_idr(b.data) && !b.shared);
@@ -180,7 +180,7 @@ static void test_behind_catches_up_then_goes_solo(void)
         ask(sa, n, lan.bitrate);
         wait_answers(&a, n + 1);
     }
-    g_assert_true(qs_stream_seat_needs_pixels(sb, lan.bitrate));   /* caught up */
+    g_assert_true(qs_stream_seat_needs_pixels(sb, lan.bitrate, 1));   /* caught up */
     g_assert_cmpuint(qs_stream_seat_peers(sb), ==, 2);
     qs_stream_seat_request(sb, FALSE, pixels(50), 0);
     wait_answers(&b, 1);
@@ -194,7 +194,7 @@ static void test_behind_catches_up_then_goes_solo(void)
         ask(sa, n, lan.bitrate);
         wait_answers(&a, n + 1);
     }
-    g_assert_true(qs_stream_seat_needs_pixels(sb, lan.bitrate));   /* alone now */
+    g_assert_true(qs_stream_seat_needs_pixels(sb, lan.bitrate, 1));   /* alone now */
     g_assert_cmpuint(qs_stream_seat_peers(sb), ==, 1);
     g_assert_cmpuint(qs_stream_seat_peers(sa), ==, 1);
     g_assert_cmpuint(qs_stream_share_n_tiers(share), ==, 2);
@@ -237,7 +237,7 @@ static void test_tiers_apart(void)
     qs_stream_seat_free(s[2]);
     qs_stream_seat_free(s[3]);
     /* 8 Mbit/s -> 0.95 Mbit/s: s[0] moves to s[1]'s class (1 Mbit/s). */
-    g_assert_true(qs_stream_seat_needs_pixels(s[0], 950000));
+    g_assert_true(qs_stream_seat_needs_pixels(s[0], 950000, 1));
     g_assert_cmpuint(qs_stream_seat_peers(s[1]), ==, 2);
     qs_stream_seat_free(s[0]);
     qs_stream_seat_free(s[1]);
@@ -247,13 +247,13 @@ static void test_tiers_apart(void)
      * class of this one, so the seat stays; 12 Mbit/s moves it. */
     s[0] = qs_stream_seat_new(share, &lan, on_frame, &g[0]);
     s[1] = qs_stream_seat_new(share, &lan, on_frame, &g[1]);
-    qs_stream_seat_needs_pixels(s[0], 9000000);
+    qs_stream_seat_needs_pixels(s[0], 9000000, 1);
     g_assert_cmpuint(qs_stream_seat_peers(s[1]), ==, 2);
-    qs_stream_seat_needs_pixels(s[0], 12000000);
+    qs_stream_seat_needs_pixels(s[0], 12000000, 1);
     g_assert_cmpuint(qs_stream_seat_peers(s[1]), ==, 1);
     g_assert_cmpuint(qs_stream_share_n_tiers(share), ==, 2);
     /* Two viewers alone in tiers of one class come together. */
-    qs_stream_seat_needs_pixels(s[1], 12000000);
+    qs_stream_seat_needs_pixels(s[1], 12000000, 1);
     g_assert_cmpuint(qs_stream_seat_peers(s[0]), ==, 2);
     g_assert_cmpuint(qs_stream_share_n_tiers(share), ==, 1);
     qs_stream_seat_free(s[0]);
@@ -267,6 +267,59 @@ static void test_tiers_apart(void)
     qs_stream_seat_free(s[1]);
     g_unsetenv("QS_STREAM_SHARE");
     qs_stream_share_free(share);
+}
+
+/* A seat whose plan lowers its frame rate leaves a tier at the full rate
+ * at once (a keyframe), not after falling behind; seats lowered alike
+ * share; raised again, a seat leaves them. */
+static void test_lowered_seat_moves(void)
+{
+    QsStreamShare *share = qs_stream_share_new();
+    Got a = { 0 }, b = { 0 };
+    QsStreamSeat *sa = qs_stream_seat_new(share, &lan, on_frame, &a);
+    QsStreamSeat *sb = qs_stream_seat_new(share, &lan, on_frame, &b);
+
+    ask(sa, 0, lan.bitrate);
+    wait_answers(&a, 1);
+    g_assert_cmpuint(qs_stream_seat_peers(sa), ==, 2);
+    /* B's plan halves its frame rate: it starts again alone, at the head. */
+    g_assert_true(qs_stream_seat_needs_pixels(sb, lan.bitrate, 2));
+    g_assert_cmpuint(qs_stream_seat_peers(sa), ==, 1);
+    g_assert_cmpuint(qs_stream_seat_peers(sb), ==, 1);
+    g_assert_cmpuint(qs_stream_share_n_tiers(share), ==, 2);
+    qs_stream_seat_request(sb, FALSE, pixels(1), 0);
+    wait_answers(&b, 1);
+    g_assert_true(has_idr(b.data) && !b.shared);
+    /* Its flush is its own tier's: A's next frame is A's own encode. */
+    g_assert_true(qs_stream_seat_needs_pixels(sb, lan.bitrate, 2));
+    qs_stream_seat_request(sb, TRUE, NULL, 0);
+    wait_answers(&b, 2);
+    g_assert_true(b.flush && !b.shared);
+    ask(sa, 2, lan.bitrate);
+    wait_answers(&a, 2);
+    g_assert_true(!a.shared && !a.flush);
+
+    /* A lowered alike joins B (a keyframe), and they share again. */
+    g_assert_true(qs_stream_seat_needs_pixels(sa, lan.bitrate, 2));
+    g_assert_cmpuint(qs_stream_seat_peers(sb), ==, 2);
+    g_assert_cmpuint(qs_stream_share_n_tiers(share), ==, 1);
+    qs_stream_seat_request(sa, FALSE, pixels(3), 0);
+    wait_answers(&a, 3);
+    g_assert_true(has_idr(a.data) && !a.shared);
+    g_assert_false(qs_stream_seat_needs_pixels(sb, lan.bitrate, 2));
+    qs_stream_seat_request(sb, FALSE, NULL, 0);
+    wait_answers(&b, 3);
+    g_assert_true(b.shared && g_bytes_equal(a.data, b.data));
+
+    /* Raised again, A leaves. */
+    g_assert_true(qs_stream_seat_needs_pixels(sa, lan.bitrate, 1));
+    g_assert_cmpuint(qs_stream_seat_peers(sb), ==, 1);
+    g_assert_cmpuint(qs_stream_share_n_tiers(share), ==, 2);
+    qs_stream_seat_free(sa);
+    qs_stream_seat_free(sb);
+    qs_stream_share_free(share);
+    got_clear(&a);
+    got_clear(&b);
 }
 
 /* A seat freed while its frame is encoding is never answered; the tier and
@@ -305,6 +358,7 @@ int main(int argc, char **argv)
     g_test_add_func("/channels/stream-share/behind-catches-up-then-solo",
                     test_behind_catches_up_then_goes_solo);
     g_test_add_func("/channels/stream-share/tiers-apart", test_tiers_apart);
+    g_test_add_func("/channels/stream-share/lowered-seat-moves", test_lowered_seat_moves);
     g_test_add_func("/channels/stream-share/free-while-encoding", test_free_while_encoding);
     return g_test_run();
 }

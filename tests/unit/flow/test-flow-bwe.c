@@ -177,6 +177,24 @@ static void test_delivery_samples(void)
     g_assert_cmpuint(qs_bwe_bandwidth(bwe), ==, 900000);
 }
 
+/* A pinned bandwidth stands whatever the samples say; RTTs are still
+ * measured; unpinned, the samples rule again. */
+static void test_pinned(void)
+{
+    g_autoptr(FlowSimLink) link = flow_sim_link_new(10e6, 80000);
+    g_autoptr(QsBwe) bwe = qs_bwe_new();
+
+    qs_bwe_pin_bandwidth(bwe, 40000000);
+    g_assert_cmpuint(qs_bwe_bandwidth(bwe), ==, 40000000);
+    drive(link, bwe, 0, G_USEC_PER_SEC, 2 * flow_sim_link_bdp(link), 0, FALSE);
+    qs_bwe_on_delivery(bwe, G_USEC_PER_SEC, 500000, G_USEC_PER_SEC, FALSE);
+    g_assert_cmpuint(qs_bwe_bandwidth(bwe), ==, 40000000);
+    g_assert_cmpuint(qs_bwe_min_rtt_us(bwe), >=, 80000);
+    g_assert_cmpuint(qs_bwe_min_rtt_us(bwe), <=, 82000);
+    qs_bwe_pin_bandwidth(bwe, 0);
+    g_assert_cmpuint(qs_bwe_bandwidth(bwe), ==, 500000);
+}
+
 /* A new socket's counters start again at zero: no bogus sample. */
 static void test_counter_reset(void)
 {
@@ -222,5 +240,6 @@ int main(int argc, char **argv)
     g_test_add_func("/flow/bwe/delivery-samples", test_delivery_samples);
     g_test_add_func("/flow/bwe/counter-reset", test_counter_reset);
     g_test_add_func("/flow/bwe/kernel-rate", test_kernel_rate);
+    g_test_add_func("/flow/bwe/pinned", test_pinned);
     return g_test_run();
 }
