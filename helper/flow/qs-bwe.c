@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Estimates one client's round-trip time and bottleneck bandwidth. */
 #include "flow/qs-bwe.h"
+#include "flow/qs-idle-marks.h"
 
 /*
  * Why delivery rate and not "bytes sent per second": what we write only says
@@ -28,6 +29,7 @@ typedef struct {
 typedef struct {
     uint64_t slot[QS_BWE_BW_ROUNDS];
     int64_t slot_us[QS_BWE_BW_ROUNDS];   /* last update of each slot */
+    gboolean slot_limited[QS_BWE_BW_ROUNDS]; /* its maximum was application-limited */
     unsigned idx;
     gboolean used;
 } RateFilter;
@@ -60,8 +62,7 @@ struct QsBwe {
     unsigned full_cnt;
     gboolean pipe_full;
 
-    gboolean app_limited_valid;
-    uint64_t app_limited_until;
+    QsIdleMarks idle;                 /* in bytes written */
 
     gboolean have_facts;
     uint64_t last_written;
@@ -102,6 +103,7 @@ static void filter_next(RateFilter *f)
     f->idx = (f->idx + 1) % QS_BWE_BW_ROUNDS;
     f->slot[f->idx] = 0;
     f->slot_us[f->idx] = 0;
+    f->slot_limited[f->idx] = FALSE;
     f->used = FALSE;
 }
 
@@ -150,6 +152,9 @@ static void filter_add(QsBwe *bwe, RateFilter *f, uint32_t min_rtt_us, int64_t n
     }
     if (rate > f->slot[f->idx]) {
         f->slot[f->idx] = rate;
+        f->slot_limited[f->idx] = app_limited;
+    } else if (rate == f->slot[f->idx] && !app_limited) {
+        f->slot_limited[f->idx] = FALSE;
     }
     f->slot_us[f->idx] = now_us;
     f->used = TRUE;
@@ -253,8 +258,7 @@ static void sample_delivery(QsBwe *bwe, int64_t now_us, uint64_t acked)
         if (acked > s->acked) {
             uint64_t rate = (acked - s->acked) * G_USEC_PER_SEC /
                             (uint64_t)(now_us - s->t);
-            gboolean limited = bwe->app_limited_valid &&
-                               s->acked <= bwe->app_limited_until;
+            gboolean limited = qs_idle_marks_span_limited(&bwe->idle, s->acked, acked);
 
             add_bw_sample(bwe, now_us, rate, limited);
         }
@@ -276,7 +280,7 @@ void qs_bwe_on_facts(QsBwe *bwe, int64_t now_us, const QsLinkFacts *facts)
         /* Counters restarted: a new socket. Keep the estimates, drop spans. */
         bwe->snap_len = 0;
         bwe->round_started = FALSE;
-        bwe->app_limited_valid = FALSE;
+        qs_idle_marks_clear(&bwe->idle);
     }
     bwe->have_facts = TRUE;
     bwe->last_written = written;
@@ -343,8 +347,7 @@ void qs_bwe_on_delivery(QsBwe *bwe, int64_t now_us, uint64_t bytes,
 
 void qs_bwe_mark_app_limited(QsBwe *bwe, uint64_t bytes_written)
 {
-    bwe->app_limited_valid = TRUE;
-    bwe->app_limited_until = bytes_written;
+    qs_idle_marks_add(&bwe->idle, bytes_written);
 }
 
 uint64_t qs_bwe_bandwidth(const QsBwe *bwe)
@@ -377,6 +380,25 @@ uint64_t qs_bwe_e2e_bandwidth(const QsBwe *bwe)
 gboolean qs_bwe_pipe_full(const QsBwe *bwe)
 {
     return bwe->pipe_full;
+}
+
+/* The filter's maximum was measured while the sender was held back. */
+static gboolean filter_max_unlimited(const RateFilter *f)
+{
+    uint64_t best = filter_max(f);
+
+    for (unsigned i = 0; best && i < QS_BWE_BW_ROUNDS; i++) {
+        if (f->slot[i] == best && !f->slot_limited[i]) {
+            return TRUE;
+        }
+    }
+    return FALSE;
+}
+
+gboolean qs_bwe_link_known(const QsBwe *bwe)
+{
+    return bwe->pinned || filter_max_unlimited(filter_max(&bwe->e2e_bw) ? &bwe->e2e_bw
+                                                                        : &bwe->local_bw);
 }
 
 uint64_t qs_bwe_rounds(const QsBwe *bwe)

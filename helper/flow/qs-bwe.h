@@ -87,4 +87,9 @@ uint32_t qs_bwe_srtt_us(const QsBwe *bwe);
 uint64_t qs_bwe_bdp_bytes(const QsBwe *bwe);
 /* Bandwidth stopped growing by 25 % over three unlimited rounds. */
 gboolean qs_bwe_pipe_full(const QsBwe *bwe);
+/* The bandwidth was measured while the sender was held back (by the link
+ * or its own pacing), or it is pinned. FALSE while it is the most that an
+ * application-limited sender got through: a floor of the link's, which a
+ * sender slower than its link (a loaded helper on a LAN) never exceeds. */
+gboolean qs_bwe_link_known(const QsBwe *bwe);
 uint64_t qs_bwe_rounds(const QsBwe *bwe);

@@ -159,6 +159,32 @@ static gboolean probe_due(QsDisplayPlan *plan, int64_t now_us, const QsPlanLink 
            qs_e2e_probe_due(plan->e2e, plan->bwe, now_us, link->sent_bytes, at_rest);
 }
 
+static void mark_app_limited(QsDisplayPlan *plan, const QsPlanLink *link)
+{
+    qs_bwe_mark_app_limited(plan->bwe, plan->bytes_written);
+    qs_e2e_mark_app_limited(plan->e2e, link->sent_bytes);
+}
+
+/*
+ * Why a pick can be application-limited too: on loopback, or a LAN beside
+ * a loaded host or a sanitizer build, the helper itself is the bottleneck
+ * while it encodes a burst of images, yet it is never idle, so every span
+ * counted as the link's and the estimate settled at the helper's own rate
+ * (3.7 to 11.6 Mbit/s on loopback, sanitizer build, 2026-12-03), "pipe
+ * full". The pacer wakes us when a band's room opens, so a sender the
+ * link holds back picks with the queue at about its target less half a
+ * band, never under half the target (at least two bands). A queue under
+ * half its target at a pick has drained while we worked: the link waited
+ * for us, as it waits for an idle sender.
+ */
+static void note_pick(QsDisplayPlan *plan, const QsPlanLink *link, uint64_t queued,
+                      const QsPacerBudget *budget)
+{
+    if (queued * 2 < budget->target_bytes) {
+        mark_app_limited(plan, link);
+    }
+}
+
 static gboolean pick_image(QsDisplayPlan *plan, int64_t now_us, const QsPacerBudget *budget,
                            QsPlanAction *action, QsPick *pick)
 {
@@ -195,20 +221,19 @@ void qs_display_plan_next(QsDisplayPlan *plan, int64_t now_us, const QsPlanLink 
             action->kind = QS_PLAN_PROBE;
             return;
         }
-        qs_pacer_budget(plan->pacer, plan->bwe, now_us, qs_plan_link_queued(plan, link, now_us),
-                        &budget);
+        uint64_t queued = qs_plan_link_queued(plan, link, now_us);
+
+        qs_pacer_budget(plan->pacer, plan->bwe, now_us, queued, &budget);
         fast_only = budget;
         fast_only.bulk_bytes = 0;
-        if (budget.fast_bytes > 0 && pick_image(plan, now_us, &fast_only, action, &pick)) {
-            return;
-        }
-        if (qs_plan_streams_next(plan, now_us, &budget, action) ||
+        if ((budget.fast_bytes > 0 && pick_image(plan, now_us, &fast_only, action, &pick)) ||
+            qs_plan_streams_next(plan, now_us, &budget, action) ||
             pick_image(plan, now_us, &budget, action, &pick)) {
+            note_pick(plan, link, queued, &budget);
             return;
         }
         if (pick == QS_PICK_IDLE) {
-            qs_bwe_mark_app_limited(plan->bwe, plan->bytes_written);
-            qs_e2e_mark_app_limited(plan->e2e, link->sent_bytes);
+            mark_app_limited(plan, link);
             if (plan->mark_pending) {
                 plan->mark_pending = FALSE;
                 action->kind = QS_PLAN_MARK;

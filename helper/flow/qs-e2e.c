@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* What one client has read, as its PONGs to our PINGs tell, end to end. */
 #include "flow/qs-e2e.h"
+#include "flow/qs-idle-marks.h"
 
 /*
  * Why a span of at least one min RTT, and never under QS_E2E_SPAN_MIN_US, for
@@ -42,8 +43,7 @@ struct QsE2e {
     Snap snap[SNAPS];
     unsigned snap_head, snap_len;     /* snap_head: the newest */
 
-    gboolean app_limited_valid;
-    uint64_t app_limited_until;
+    QsIdleMarks idle;                 /* in sent bytes */
 
     uint64_t round_end;               /* a round ends when this is read */
     gboolean round_unlimited;         /* a full-speed sample in this round */
@@ -123,7 +123,7 @@ static void sample_delivery(QsE2e *e2e, QsBwe *bwe, int64_t now_us, uint64_t ack
             continue;
         }
         if (acked > s->acked) {
-            gboolean limited = e2e->app_limited_valid && s->acked <= e2e->app_limited_until;
+            gboolean limited = qs_idle_marks_span_limited(&e2e->idle, s->acked, acked);
 
             qs_bwe_on_delivery(bwe, now_us, acked - s->acked, now_us - s->t, limited);
             e2e->round_unlimited |= !limited;
@@ -173,8 +173,7 @@ gboolean qs_e2e_on_pong(QsE2e *e2e, QsBwe *bwe, int64_t now_us, uint32_t id)
 
 void qs_e2e_mark_app_limited(QsE2e *e2e, uint64_t sent_bytes)
 {
-    e2e->app_limited_valid = TRUE;
-    e2e->app_limited_until = sent_bytes;
+    qs_idle_marks_add(&e2e->idle, sent_bytes);
 }
 
 uint64_t qs_e2e_in_flight(const QsE2e *e2e, const QsBwe *bwe, int64_t now_us,

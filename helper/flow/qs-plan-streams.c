@@ -296,15 +296,17 @@ static void follow_fit(QsDisplayPlan *plan, QsPlanStream *s, const QsPlanFrameDo
     guint was = qs_rate_fit_div(&s->fit);
     QsRateVerdict v = qs_rate_frame_verdict(done->starved, done->bytes, s->fps, was,
                                             s->source_interval_us,
-                                            qs_bwe_bandwidth(plan->bwe));
+                                            qs_bwe_bandwidth(plan->bwe),
+                                            qs_bwe_link_known(plan->bwe));
 
     plan->stats.frames_starved += done->starved;
     if (qs_rate_fit_frame(&s->fit, v)) {
         plan->stats.rate_halvings += qs_rate_fit_div(&s->fit) > was;
-        g_debug("display: stream %u %s: %u fps", s->id,
+        g_debug("display: stream %u %s: %u fps (link %" G_GUINT64_FORMAT " bytes/s, %s)", s->id,
                 done->starved ? "starved"
                 : v == QS_RATE_FIT_LOWER ? "over its share of the link" : "fits again",
-                s->fps / qs_rate_fit_div(&s->fit));
+                s->fps / qs_rate_fit_div(&s->fit), qs_bwe_bandwidth(plan->bwe),
+                qs_bwe_link_known(plan->bwe) ? "measured" : "at least");
     }
 }
 

@@ -66,7 +66,8 @@ int qs_rate_jpeg_next(int quality, uint64_t bytes, uint64_t link_bytes_per_s)
 }
 
 QsRateVerdict qs_rate_frame_verdict(gboolean starved, uint64_t bytes, uint32_t fps, guint div,
-                                    int64_t source_interval_us, uint64_t link_bytes_per_s)
+                                    int64_t source_interval_us, uint64_t link_bytes_per_s,
+                                    gboolean link_known)
 {
     int64_t read_us = (int64_t)(G_USEC_PER_SEC / MAX(fps, 1)) * div;
     /* A frame is read at most every read_us, and never more often than
@@ -74,7 +75,7 @@ QsRateVerdict qs_rate_frame_verdict(gboolean starved, uint64_t bytes, uint32_t f
     uint64_t per_s = bytes * G_USEC_PER_SEC / (uint64_t)MAX(source_interval_us, read_us);
     uint64_t share = link_bytes_per_s * QS_RATE_STREAM_TARGET_SHARE_PCT / 100;
 
-    if (starved || per_s > share) {
+    if (starved || (link_known && per_s > share)) {
         return QS_RATE_FIT_LOWER;
     }
     return per_s * 2 <= share ? QS_RATE_FIT_RAISE : QS_RATE_FIT_HOLD;

@@ -110,6 +110,11 @@ int64_t qs_rate_source_interval(int64_t avg_us, int64_t dt_us);
  * which is issue 22's bytes goal, and leaves the link's rest to
  * interaction, repairs and sound. A stream is raised again only when it
  * would still fit at twice its rate, so lowering cannot undo its cause.
+ * It lowers only on a rate measured while the link held the helper back
+ * (qs_bwe_link_known()): otherwise the estimate is what the helper managed
+ * to send, a floor of the link's (on loopback, a sanitizer build's 3.7 to
+ * 11.6 Mbit/s), and a stream on a LAN was lowered for the helper's own
+ * slowness.
  */
 #define QS_RATE_STREAM_TARGET_SHARE_PCT 15
 
@@ -133,9 +138,13 @@ static inline guint qs_rate_fit_div(const QsRateFit *fit)
 
 /* One encoded frame (not a flush) of `bytes`, `starved` or not, from a
  * source delivering every `source_interval_us` (0: not known), read at
- * `fps` / `div` (qs_rate_fit_div()), on a link of `link_bytes_per_s`. */
+ * `fps` / `div` (qs_rate_fit_div()), on a link of `link_bytes_per_s`.
+ * Unless `link_known` (qs_bwe_link_known()) that rate is only a floor of
+ * the link's: fitting in its share still raises, going over it no longer
+ * lowers. */
 QsRateVerdict qs_rate_frame_verdict(gboolean starved, uint64_t bytes, uint32_t fps, guint div,
-                                    int64_t source_interval_us, uint64_t link_bytes_per_s);
+                                    int64_t source_interval_us, uint64_t link_bytes_per_s,
+                                    gboolean link_known);
 
 /* Follows one verdict; TRUE when the frame rate changed. */
 gboolean qs_rate_fit_frame(QsRateFit *fit, QsRateVerdict verdict);

@@ -50,6 +50,7 @@ typedef struct {
     gboolean no_jpeg;               /* the client announced no display caps */
     gboolean starved;               /* the encoder reports every frame starved */
     uint32_t frame_div;             /* frames are their estimate / this (0: 1) */
+    double helper_bytes_per_s;      /* what the helper can write (0: no limit) */
 } Case;
 
 static const FlowSimLinkCase links[] = {
@@ -146,8 +147,10 @@ static void carry_out_image(Sim *s, const QsPlanAction *a, int64_t now)
     }
 }
 
-/* The channel's loop, its encoder answering at once. */
-static void pump(Sim *s, int64_t now)
+/* The channel's loop, its encoder answering at once; a helper slower than
+ * its link spends each action's bytes' worth of its rate before the next.
+ * Returns when it is done. */
+static int64_t pump(Sim *s, int64_t now)
 {
     g_autoptr(QsScreenDamage) damage = qs_screen_watch_take(s->watch);
     QsPlanAction a;
@@ -160,13 +163,15 @@ static void pump(Sim *s, int64_t now)
         qs_display_plan_heat(s->plan, qs_screen_heat_snapshot(s->screen, now), now);
     }
     for (;;) {
+        uint64_t before = s->sent;
+
         link_now(s, now, &l);
         qs_display_plan_next(s->plan, now, &l, &a);
         switch (a.kind) {
         case QS_PLAN_IDLE:
         case QS_PLAN_WAIT:
             s->wake = a.wake_us;
-            return;
+            return now;
         case QS_PLAN_PROBE:
             send_ping(s, now);
             break;
@@ -204,6 +209,9 @@ static void pump(Sim *s, int64_t now)
         case QS_PLAN_STREAM_DESTROY:
             write_bytes(s, now, 32);
             break;
+        }
+        if (s->c->helper_bytes_per_s > 0) {
+            now += (int64_t)((double)(s->sent - before) * 1e6 / s->c->helper_bytes_per_s);
         }
     }
 }
@@ -270,7 +278,7 @@ static void run(const Case *c, Sim *s)
             qs_display_plan_pong(s->plan, now, g_array_index(s->pongs, Pong, 0).id);
             g_array_remove_index(s->pongs, 0);
         }
-        pump(s, now);
+        now = pump(s, now);
         if (next_key < KEYS) {
             next = MIN(next, s->key_at[next_key]);
         }
@@ -340,8 +348,8 @@ static void check_case(gconstpointer data)
 static void test_jpeg_needs_caps(void)
 {
     for (unsigned i = 0; i < G_N_ELEMENTS(links); i++) {
-        Case with = { &links[i], &activities[2], FALSE, FALSE, 1 };
-        Case without = { &links[i], &activities[2], TRUE, FALSE, 1 };
+        Case with = { &links[i], &activities[2], FALSE, FALSE, 1, 0 };
+        Case without = { &links[i], &activities[2], TRUE, FALSE, 1, 0 };
         Sim a, b;
 
         g_assert_false(activities[2].video);
@@ -375,8 +383,8 @@ static double worst_key_us(const Sim *s)
 static void test_starved_quarter_rate(void)
 {
     for (unsigned i = 0; i < G_N_ELEMENTS(links); i++) {
-        Case fed = { &links[i], &activities[1], FALSE, FALSE, 8 };
-        Case starved = { &links[i], &activities[1], FALSE, TRUE, 1 };
+        Case fed = { &links[i], &activities[1], FALSE, FALSE, 8, 0 };
+        Case starved = { &links[i], &activities[1], FALSE, TRUE, 1, 0 };
         Sim a, b;
         const QsPlanStats *st;
 
@@ -409,7 +417,7 @@ static void test_starved_quarter_rate(void)
 static void test_over_share(void)
 {
     for (unsigned i = 0; i < G_N_ELEMENTS(links); i++) {
-        Case c = { &links[i], &activities[1], FALSE, FALSE, 2 };
+        Case c = { &links[i], &activities[1], FALSE, FALSE, 2, 0 };
         gboolean lan = links[i].bits_per_sec >= 1e9;
         Sim a;
         const QsPlanStats *st;
@@ -428,6 +436,45 @@ static void test_over_share(void)
     }
 }
 
+/* The frames of test_over_share from a helper that writes at most 4
+ * Mbit/s: on a LAN the link waits for it, its estimate is its own rate
+ * and only a floor of the link's, and the stream keeps its full rate; on
+ * 2 Mbit/s the link holds it back and the rate is lowered as before. (On
+ * 10 Mbit/s, 80 ms, startup's pacing holds it back: an estimate of the
+ * link's, below it.) */
+static void test_slow_helper(void)
+{
+    static const double helper = 500000;
+    static const FlowSimLinkCase *const cases[] = { &links[0], &links[2] };
+
+    for (unsigned i = 0; i < G_N_ELEMENTS(cases); i++) {
+        Case c = { cases[i], &activities[1], FALSE, FALSE, 2, helper };
+        gboolean link_slower = cases[i]->bits_per_sec / 8 < helper;
+        const QsBwe *bwe;
+        Sim a;
+
+        run(&c, &a);
+        bwe = qs_display_plan_bwe(a.plan);
+        g_test_message("%s: %" G_GUINT64_FORMAT " frames, %" G_GUINT64_FORMAT
+                       " halvings, estimate %" G_GUINT64_FORMAT " B/s, %s", cases[i]->name,
+                       a.frames, qs_display_plan_stats(a.plan)->rate_halvings,
+                       qs_bwe_bandwidth(bwe), qs_bwe_link_known(bwe) ? "the link's" : "a floor");
+        g_assert_cmpuint(a.frames, >, 0);
+        if (link_slower) {
+            g_assert_true(qs_bwe_link_known(bwe));
+            g_assert_cmpuint(qs_display_plan_stats(a.plan)->rate_halvings, >=, 1);
+        } else {
+            /* What it measured is near what it could write, far from the
+             * link's: PONGs read together after a busy spell make a span
+             * look up to twice as fast. */
+            g_assert_cmpuint(qs_bwe_bandwidth(bwe), <=, helper * 2);
+            g_assert_false(qs_bwe_link_known(bwe));
+            g_assert_cmpuint(qs_display_plan_stats(a.plan)->rate_halvings, ==, 0);
+        }
+        sim_clear(&a);
+    }
+}
+
 int main(int argc, char **argv)
 {
     static Case cases[G_N_ELEMENTS(links) * G_N_ELEMENTS(activities)];
@@ -439,12 +486,13 @@ int main(int argc, char **argv)
             g_autofree char *path = g_strdup_printf("/flow/plan/%s/%s", links[i].name,
                                                     activities[j].name);
 
-            cases[n] = (Case){ &links[i], &activities[j], FALSE, FALSE, 1 };
+            cases[n] = (Case){ &links[i], &activities[j], FALSE, FALSE, 1, 0 };
             g_test_add_data_func(path, &cases[n], check_case);
         }
     }
     g_test_add_func("/flow/plan/jpeg-needs-display-caps", test_jpeg_needs_caps);
     g_test_add_func("/flow/plan/starved-quarter-rate", test_starved_quarter_rate);
     g_test_add_func("/flow/plan/over-share", test_over_share);
+    g_test_add_func("/flow/plan/slow-helper", test_slow_helper);
     return g_test_run();
 }

@@ -142,28 +142,36 @@ static void test_fit(void)
 }
 
 /* The verdict: starved lowers; so does a frame rate over the share of the
- * link, counted at the slower of the read rate and qemu's; raising needs
- * room for twice the rate. */
+ * link, counted at the slower of the read rate and qemu's, once the link's
+ * rate is known; raising needs room for twice the rate. */
 static void test_verdict(void)
 {
     const uint64_t link = 250000;       /* 2 Mbit/s: the share is 37 500 B/s */
 
-    g_assert_cmpint(qs_rate_frame_verdict(TRUE, 10, 30, 1, 33333, link), ==,
+    g_assert_cmpint(qs_rate_frame_verdict(TRUE, 10, 30, 1, 33333, link, TRUE), ==,
                     QS_RATE_FIT_LOWER);
     /* 3 000 B at 30 fps is 90 000 B/s; at 7.5 fps, 22 500. */
-    g_assert_cmpint(qs_rate_frame_verdict(FALSE, 3000, 30, 1, 33333, link), ==,
+    g_assert_cmpint(qs_rate_frame_verdict(FALSE, 3000, 30, 1, 33333, link, TRUE), ==,
                     QS_RATE_FIT_LOWER);
-    g_assert_cmpint(qs_rate_frame_verdict(FALSE, 3000, 30, 2, 33333, link), ==,
+    g_assert_cmpint(qs_rate_frame_verdict(FALSE, 3000, 30, 2, 33333, link, TRUE), ==,
                     QS_RATE_FIT_LOWER);
-    g_assert_cmpint(qs_rate_frame_verdict(FALSE, 3000, 30, 4, 33333, link), ==,
+    g_assert_cmpint(qs_rate_frame_verdict(FALSE, 3000, 30, 4, 33333, link, TRUE), ==,
                     QS_RATE_FIT_HOLD);
     /* qemu at 5 fps: 15 000 B/s whatever the divisor. */
-    g_assert_cmpint(qs_rate_frame_verdict(FALSE, 3000, 30, 1, 200000, link), ==,
+    g_assert_cmpint(qs_rate_frame_verdict(FALSE, 3000, 30, 1, 200000, link, TRUE), ==,
                     QS_RATE_FIT_RAISE);
     /* A LAN takes it at full rate. */
-    g_assert_cmpint(qs_rate_frame_verdict(FALSE, 3000, 30, 1, 33333, 12500000), ==,
+    g_assert_cmpint(qs_rate_frame_verdict(FALSE, 3000, 30, 1, 33333, 12500000, TRUE), ==,
                     QS_RATE_FIT_RAISE);
-    g_assert_cmpint(qs_rate_frame_verdict(FALSE, 3000, 30, 1, 0, 12500000), ==,
+    g_assert_cmpint(qs_rate_frame_verdict(FALSE, 3000, 30, 1, 0, 12500000, TRUE), ==,
+                    QS_RATE_FIT_RAISE);
+    /* A rate only the sender's floor: over its share no longer lowers,
+     * starved still does, and room in it still raises. */
+    g_assert_cmpint(qs_rate_frame_verdict(FALSE, 3000, 30, 1, 33333, link, FALSE), ==,
+                    QS_RATE_FIT_HOLD);
+    g_assert_cmpint(qs_rate_frame_verdict(TRUE, 10, 30, 1, 33333, link, FALSE), ==,
+                    QS_RATE_FIT_LOWER);
+    g_assert_cmpint(qs_rate_frame_verdict(FALSE, 3000, 30, 1, 200000, link, FALSE), ==,
                     QS_RATE_FIT_RAISE);
 }
 
