@@ -127,13 +127,13 @@ void qs_bwe_pin_bandwidth(QsBwe *bwe, uint64_t bytes_per_s)
 }
 
 static void filter_add(QsBwe *bwe, RateFilter *f, uint32_t min_rtt_us, int64_t now_us,
-                       uint64_t rate, gboolean app_limited)
+                       uint64_t rate, gboolean app_limited, uint64_t known)
 {
     if (rate == 0) {
         return;
     }
     /* A sender that had nothing to send measured itself, not the link. */
-    if (app_limited && rate <= bwe->bw) {
+    if (app_limited && rate <= known) {
         return;
     }
     if (!app_limited) {
@@ -164,7 +164,7 @@ static void filter_add(QsBwe *bwe, RateFilter *f, uint32_t min_rtt_us, int64_t n
 static void add_bw_sample(QsBwe *bwe, int64_t now_us, uint64_t rate,
                           gboolean app_limited)
 {
-    filter_add(bwe, &bwe->local_bw, bwe->local.min_us, now_us, rate, app_limited);
+    filter_add(bwe, &bwe->local_bw, bwe->local.min_us, now_us, rate, app_limited, bwe->bw);
     if (rate && !app_limited) {
         bwe->round_unlimited = TRUE;
     }
@@ -334,15 +334,20 @@ void qs_bwe_on_delivery(QsBwe *bwe, int64_t now_us, uint64_t bytes,
     if (!bwe->e2e_bw.used) {
         bwe->e2e_slot_start_us = now_us;
     }
-    if (!filter_max(&bwe->e2e_bw) && !app_limited) {
+    if (!filter_max(&bwe->e2e_bw)) {
         /* The client's regime begins: the socket's startup proved nothing
          * about the path behind it, so discover it again. */
         bwe->pipe_full = FALSE;
         bwe->full_bw = 0;
         bwe->full_cnt = 0;
     }
+    /* An application-limited sample is news only above what the client
+     * has shown, not above the socket's rate: behind a relay that is the
+     * relay's, so no sample of a sender that ever paused would count, and
+     * the relay's rate would stand as the path's. */
     filter_add(bwe, &bwe->e2e_bw, bwe->e2e.min_us, now_us,
-               bytes * G_USEC_PER_SEC / (uint64_t)interval_us, app_limited);
+               bytes * G_USEC_PER_SEC / (uint64_t)interval_us, app_limited,
+               filter_max(&bwe->e2e_bw));
 }
 
 void qs_bwe_mark_app_limited(QsBwe *bwe, uint64_t bytes_written)

@@ -61,7 +61,8 @@ void qs_bwe_on_rtt_sample(QsBwe *bwe, int64_t now_us, uint32_t rtt_us);
 /* An end-to-end delivery sample: `bytes` the client read over `interval_us`
  * (qs-e2e.c, from its PONGs). Kept in a filter of its own that, once it
  * holds a sample, is the bandwidth: a proxy hides the bottleneck from
- * TCP_INFO. */
+ * TCP_INFO. Its first sample counts even if `app_limited`; later limited
+ * ones only above the filter's maximum. */
 void qs_bwe_on_delivery(QsBwe *bwe, int64_t now_us, uint64_t bytes,
                         int64_t interval_us, gboolean app_limited);
 

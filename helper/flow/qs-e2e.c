@@ -12,6 +12,12 @@
  * of a few ms read up to 20 Mbit. Over 50 ms the bursts average out. Why drop older probes on
  * a PONG: the stream is in order, so a later PONG covers them, and a client
  * that skips a PING (none does) must not pin a slot forever.
+ *
+ * Why a span that reads only a backlog counts as the link's whatever the
+ * idle marks say: a mark says the sender ran out of work, not that the link
+ * waited for it. Bytes that were queued on the path when a span began
+ * drained at the link's pace, so a sender whose frames outrun the link
+ * learns its rate as measured even if it pauses between frames.
  */
 
 #define SNAPS 16
@@ -25,6 +31,7 @@ typedef struct {
 typedef struct {
     int64_t t;
     uint64_t acked;
+    uint64_t queued;                  /* sent at least one min RTT before t */
 } Snap;
 
 struct QsE2e {
@@ -97,10 +104,30 @@ void qs_e2e_probe_sent(QsE2e *e2e, int64_t now_us, uint32_t id, uint64_t sent_by
     e2e->last_probe_bytes = sent_bytes;
 }
 
-static void push_snap(QsE2e *e2e, int64_t now_us, uint64_t acked)
+/* How far the stream reached one min RTT before a PONG came back, as the
+ * probes still out say. Unhindered, bytes sent that early would have been
+ * read before the PONG's PING was, yet they come after it in the stream:
+ * they were queued on the path when it was read. */
+static uint64_t queued_by(const QsE2e *e2e, const QsBwe *bwe, int64_t now_us, uint64_t acked)
+{
+    int64_t before = now_us - (int64_t)qs_bwe_min_rtt_us(bwe);
+    uint64_t reach = acked;
+
+    for (unsigned i = 0; i < e2e->len; i++) {
+        const Probe *p = &e2e->probe[(e2e->head + i) % QS_E2E_PROBES];
+
+        if (p->sent_us > before) {
+            break;
+        }
+        reach = MAX(reach, p->bytes);
+    }
+    return reach;
+}
+
+static void push_snap(QsE2e *e2e, int64_t now_us, uint64_t acked, uint64_t queued)
 {
     e2e->snap_head = (e2e->snap_head + 1) % SNAPS;
-    e2e->snap[e2e->snap_head] = (Snap){ now_us, acked };
+    e2e->snap[e2e->snap_head] = (Snap){ now_us, acked, queued };
     if (e2e->snap_len < SNAPS) {
         e2e->snap_len++;
     }
@@ -123,7 +150,8 @@ static void sample_delivery(QsE2e *e2e, QsBwe *bwe, int64_t now_us, uint64_t ack
             continue;
         }
         if (acked > s->acked) {
-            gboolean limited = qs_idle_marks_span_limited(&e2e->idle, s->acked, acked);
+            gboolean limited = s->queued < acked &&
+                               qs_idle_marks_span_limited(&e2e->idle, s->acked, acked);
 
             qs_bwe_on_delivery(bwe, now_us, acked - s->acked, now_us - s->t, limited);
             e2e->round_unlimited |= !limited;
@@ -156,7 +184,7 @@ gboolean qs_e2e_on_pong(QsE2e *e2e, QsBwe *bwe, int64_t now_us, uint32_t id)
     /* Spacing the snapshots by a quarter span keeps 16 of them covering
      * four spans. */
     if (!e2e->snap_len || now_us - e2e->snap[e2e->snap_head].t >= span_us(bwe) / 4) {
-        push_snap(e2e, now_us, p.bytes);
+        push_snap(e2e, now_us, p.bytes, queued_by(e2e, bwe, now_us, p.bytes));
     }
     e2e->have_ack = TRUE;
     e2e->acked = p.bytes;

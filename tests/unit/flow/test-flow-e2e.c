@@ -74,7 +74,8 @@ static void test_in_flight(void)
 
 /* The kernel's view of a hop to a proxy: 30 us, 6 GB/s. The client's: 20 ms,
  * 250 kB/s. The client's wins for RTT at once, for bandwidth with its first
- * full-speed sample, and TCP_INFO cannot raise it again. */
+ * sample, even one of a sender that paused (the relay's rate says nothing of
+ * the path), and TCP_INFO cannot raise it again. */
 static void test_outranks_tcp(void)
 {
     g_autoptr(QsBwe) bwe = qs_bwe_new();
@@ -86,10 +87,12 @@ static void test_outranks_tcp(void)
     g_assert_cmpuint(qs_bwe_min_rtt_us(bwe), ==, 30);
     qs_bwe_on_rtt_sample(bwe, 2000, 20000);
     g_assert_cmpuint(qs_bwe_min_rtt_us(bwe), ==, 20000);
-    /* An application-limited sample under the estimate says nothing. */
     qs_bwe_on_delivery(bwe, 3000, 2500, 100000, TRUE);
-    g_assert_cmpuint(qs_bwe_bandwidth(bwe), ==, 6000000000ull);
+    g_assert_cmpuint(qs_bwe_bandwidth(bwe), ==, 25000);
     qs_bwe_on_delivery(bwe, 4000, 25000, 100000, FALSE);
+    g_assert_cmpuint(qs_bwe_bandwidth(bwe), ==, 250000);
+    /* An application-limited sample under the client's rate says nothing. */
+    qs_bwe_on_delivery(bwe, 4500, 2500, 100000, TRUE);
     g_assert_cmpuint(qs_bwe_bandwidth(bwe), ==, 250000);
     f.bytes_written += 1 << 20;
     f.bytes_acked += 1 << 20;
@@ -223,6 +226,67 @@ static void test_proxied(void)
     }
 }
 
+/* A sender behind a relay whose socket reports gigabytes a second, writing
+ * a frame every 10 ms and idling between frames (an idle mark each time).
+ * The path: 20 ms, 250 KB/s, one queue. The client's rate rules from its
+ * first sample; returns it, and whether the link was seen to hold the
+ * sender back. */
+static uint64_t run_framed(uint64_t frame_bytes, gboolean *known)
+{
+    g_autoptr(QsE2e) e2e = qs_e2e_new();
+    g_autoptr(QsBwe) bwe = qs_bwe_new();
+    QsLinkFacts relay = { .rtt_us = 1000, .min_rtt_us = 1000, .delivery_rate = 3648000000u };
+    const double rate = 250000, rtt_us = 20000;
+    int64_t pong_at[200];
+    double depart = 0;
+    uint64_t sent = 0;
+    uint32_t id = 0, answered = 0;
+
+    for (int64_t now = 0; now < G_USEC_PER_SEC; now += 1000) {
+        while (answered < id && pong_at[answered] <= now) {
+            qs_e2e_on_pong(e2e, bwe, now, ++answered);
+        }
+        if (now % 10000) {
+            continue;
+        }
+        sent += frame_bytes;
+        relay.bytes_written = relay.bytes_acked = sent;
+        qs_bwe_on_facts(bwe, now, &relay);
+        depart = MAX(depart, (double)now) + (double)frame_bytes / rate * 1e6;
+        if (qs_e2e_probe_due(e2e, bwe, now, sent, TRUE)) {
+            /* The PING rides behind the frame; its own bytes are left out. */
+            pong_at[id] = (int64_t)(depart + rtt_us);
+            qs_e2e_probe_sent(e2e, now, ++id, sent);
+        }
+        qs_e2e_mark_app_limited(e2e, sent);
+    }
+    g_assert_cmpuint(qs_bwe_bandwidth(bwe), ==, qs_bwe_e2e_bandwidth(bwe));
+    *known = qs_bwe_link_known(bwe);
+    return qs_bwe_e2e_bandwidth(bwe);
+}
+
+/* Idle marks say the sender waited for work, not that the link waited for
+ * the sender: frames over the path's rate queue up, and the spans that read
+ * that backlog measure the link. Under the path's rate the link waits
+ * between frames and the marks stand: the rate is the sender's, a floor. */
+static void test_backlog(void)
+{
+    gboolean over_known, under_known;
+    uint64_t over = run_framed(5000, &over_known);       /* 500 KB/s into 250 */
+    uint64_t under = run_framed(1000, &under_known);     /* 100 KB/s */
+
+    g_test_message("client's rate: %" G_GUINT64_FORMAT " B/s (%s) over the path's rate, %"
+                   G_GUINT64_FORMAT " B/s (%s) under it", over,
+                   over_known ? "the link's" : "a floor", under,
+                   under_known ? "the link's" : "a floor");
+    g_assert_cmpuint(over, >=, 225000);
+    g_assert_cmpuint(over, <=, 275000);
+    g_assert_true(over_known);
+    g_assert_cmpuint(under, >=, 90000);
+    g_assert_cmpuint(under, <=, 110000);
+    g_assert_false(under_known);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -230,5 +294,6 @@ int main(int argc, char **argv)
     g_test_add_func("/flow/e2e/in-flight", test_in_flight);
     g_test_add_func("/flow/e2e/outranks-tcp", test_outranks_tcp);
     g_test_add_func("/flow/e2e/proxied", test_proxied);
+    g_test_add_func("/flow/e2e/backlog", test_backlog);
     return g_test_run();
 }
