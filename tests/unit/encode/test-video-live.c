@@ -245,6 +245,40 @@ static void bench_one(QsVideoCodec codec, VtContent content, uint32_t bitrate, i
     g_rand_free(rand);
 }
 
+/* CPU of the flush a lowered stream sends after each frame (flow/qs-rate.h):
+ * the same picture again, which should cost a fraction of a frame. */
+static void bench_flush(VtContent content, uint32_t bitrate)
+{
+    g_autoptr(QsVideoEncoder) enc = qs_video_encoder_new(QS_VIDEO_CODEC_H264, BW, BH, 30,
+                                                         bitrate, 25, NULL);
+    g_autofree uint8_t *buf = g_malloc(BW * 4 * BH);
+    GRand *rand = g_rand_new_with_seed(1);
+    double secs = 0;
+    uint64_t bytes = 0;
+
+    g_assert_nonnull(enc);
+    g_assert_true(qs_video_encoder_needs_flush(enc));
+    for (guint i = 0; i < BFRAMES; i++) {
+        QsVideoFrame f = { 0 };
+        double t0;
+
+        vt_draw(content, i, buf, BW * 4, BW, BH, rand);
+        g_assert_true(qs_video_encoder_encode(enc, buf, BW * 4, FALSE, &f, NULL));
+        g_bytes_unref(f.data);
+        t0 = cpu_now();
+        g_assert_true(qs_video_encoder_flush(enc, &f, NULL));
+        secs += cpu_now() - t0;
+        bytes += g_bytes_get_size(f.data);
+        g_bytes_unref(f.data);
+    }
+    g_test_minimized_result(secs * 1000 / BFRAMES,
+                            "h264 %s %2u Mbit/s ceiling, by quality, a flush after "
+                            "each frame: %.2f ms CPU/flush, %.0f B/flush",
+                            content == VT_BUSY ? "busy " : "heavy", bitrate / 1000000,
+                            secs * 1000 / BFRAMES, (double)bytes / BFRAMES);
+    g_rand_free(rand);
+}
+
 static void test_bench(void)
 {
     static const uint32_t rates[] = { 2000000, 5000000, 10000000 };
@@ -274,6 +308,7 @@ static void test_bench(void)
             bench_one(QS_VIDEO_CODEC_H264, content, rates[r], 25, dir);
             bench_one(QS_VIDEO_CODEC_MJPEG, content, rates[r], 80, dir);
         }
+        bench_flush(content, rates[0]);
     }
     g_rand_free(rand);
     g_rmdir(dir);

@@ -367,8 +367,8 @@ static void check_case(gconstpointer data)
 static void test_jpeg_needs_caps(void)
 {
     for (unsigned i = 0; i < G_N_ELEMENTS(links); i++) {
-        Case with = { &links[i], &activities[2], FALSE, FALSE, 1, 0, FALSE, 0 };
-        Case without = { &links[i], &activities[2], TRUE, FALSE, 1, 0, FALSE, 0 };
+        Case with = { .link = &links[i], .act = &activities[2] };
+        Case without = { .link = &links[i], .act = &activities[2], .no_jpeg = TRUE };
         Sim a, b;
 
         g_assert_false(activities[2].video);
@@ -402,8 +402,8 @@ static double worst_key_us(const Sim *s)
 static void test_starved_quarter_rate(void)
 {
     for (unsigned i = 0; i < G_N_ELEMENTS(links); i++) {
-        Case fed = { &links[i], &activities[1], FALSE, FALSE, 8, 0, FALSE, 0 };
-        Case starved = { &links[i], &activities[1], FALSE, TRUE, 1, 0, FALSE, 0 };
+        Case fed = { .link = &links[i], .act = &activities[1], .frame_div = 8 };
+        Case starved = { .link = &links[i], .act = &activities[1], .starved = TRUE };
         Sim a, b;
         const QsPlanStats *st;
 
@@ -436,7 +436,7 @@ static void test_starved_quarter_rate(void)
 static void test_over_share(void)
 {
     for (unsigned i = 0; i < G_N_ELEMENTS(links); i++) {
-        Case c = { &links[i], &activities[1], FALSE, FALSE, 2, 0, FALSE, 0 };
+        Case c = { .link = &links[i], .act = &activities[1], .frame_div = 2 };
         gboolean lan = links[i].bits_per_sec >= 1e9;
         Sim a;
         const QsPlanStats *st;
@@ -467,7 +467,8 @@ static void test_slow_helper(void)
     static const FlowSimLinkCase *const cases[] = { &links[0], &links[2] };
 
     for (unsigned i = 0; i < G_N_ELEMENTS(cases); i++) {
-        Case c = { cases[i], &activities[1], FALSE, FALSE, 2, helper, FALSE, 0 };
+        Case c = { .link = cases[i], .act = &activities[1], .frame_div = 2,
+                   .helper_bytes_per_s = helper };
         gboolean link_slower = cases[i]->bits_per_sec / 8 < helper;
         const QsBwe *bwe;
         Sim a;
@@ -501,8 +502,9 @@ static void test_slow_helper(void)
 #define CONNECT_HOT_US (ANIM_START_US + 20 * FRAME_US)
 static void test_behind_relay(void)
 {
-    Case direct = { &links[2], &activities[1], FALSE, FALSE, 1, 0, FALSE, CONNECT_HOT_US };
-    Case relay = { &links[2], &activities[1], FALSE, FALSE, 1, 0, TRUE, CONNECT_HOT_US };
+    Case direct = { .link = &links[2], .act = &activities[1], .connect_us = CONNECT_HOT_US };
+    Case relay = { .link = &links[2], .act = &activities[1], .relay = TRUE,
+                   .connect_us = CONNECT_HOT_US };
     double link_bytes_per_s = links[2].bits_per_sec / 8;
     Sim a, b;
 
@@ -532,7 +534,7 @@ int main(int argc, char **argv)
             g_autofree char *path = g_strdup_printf("/flow/plan/%s/%s", links[i].name,
                                                     activities[j].name);
 
-            cases[n] = (Case){ &links[i], &activities[j], FALSE, FALSE, 1, 0, FALSE, 0 };
+            cases[n] = (Case){ .link = &links[i], .act = &activities[j] };
             g_test_add_data_func(path, &cases[n], check_case);
         }
     }
