@@ -16,6 +16,7 @@
 #include "display/qs-console.h"
 #include "display/qs-display.h"
 #include "display/qs-ui-info.h"
+#include "flow/qs-display-plan.h"
 #include "net/qs-net-config.h"
 #include "net/qs-server.h"
 #include "net/qs-tls.h"
@@ -50,6 +51,7 @@ static char *arg_smartcard_fd;
 static int arg_agent_fd = -1;
 static int arg_max_sessions = QS_CHANNELS_DEFAULT_SESSIONS;
 static char *arg_when_full;
+static int arg_max_fps = QS_PLAN_STREAM_FPS;
 static QsConfineConfig confine_cfg;
 #ifdef QS_TEST_CONTROLS
 static char *arg_test_control;
@@ -98,6 +100,9 @@ static const GOptionEntry entries[] = {
     { "when-full", 0, 0, G_OPTION_ARG_STRING, &arg_when_full,
       "A new client when --max-sessions are connected: 'refuse' it with a "
       "link error (default) or 'replace' the oldest session", "POLICY" },
+    { "max-fps", 0, 0, G_OPTION_ARG_INT, &arg_max_fps,
+      "Send video streams at most N frames a second (1-30, default 30): "
+      "fewer frames cost the helper less CPU", "N" },
     { "version", 'V', 0, G_OPTION_ARG_NONE, &arg_version,
       "Print the version and exit", NULL },
     { "print-capabilities", 0, 0, G_OPTION_ARG_NONE, &arg_print_capabilities,
@@ -127,6 +132,7 @@ static int print_capabilities(void)
         "control-fd",      /* --control-fd: org.qemuspice.Helper1 */
         "multi-console",   /* every graphic console, or --console N */
         "sessions",        /* several clients at once: --max-sessions, --when-full */
+        "max-fps",         /* --max-fps: a ceiling on streams' frame rate */
         "view-ticket",     /* view-only clients: --view-ticket-file, --view-ticket-fd */
         "confinement",     /* --user and the rest of --help-confinement */
         "port-fd",         /* --port-fd NAME=FD: virtio-serial ports as port channels */
@@ -309,6 +315,13 @@ static int check_session_options(QsWhenFull *when_full)
 
         return usage_error(msg);
     }
+    if (arg_max_fps < 1 || arg_max_fps > QS_PLAN_STREAM_FPS) {
+        g_autofree char *msg = g_strdup_printf(
+            "--max-fps takes a frame rate from 1 to %u, not %d",
+            QS_PLAN_STREAM_FPS, arg_max_fps);
+
+        return usage_error(msg);
+    }
     return QS_EXIT_OK;
 }
 
@@ -457,6 +470,7 @@ int main(int argc, char **argv)
         .n_bridges = n_bridges,
         .max_sessions = (guint)arg_max_sessions,
         .when_full = when_full,
+        .max_fps = (uint32_t)arg_max_fps,
     });
     server = qs_server_new(&net_cfg, qs_channels_server_callbacks(), channels,
                            &error);

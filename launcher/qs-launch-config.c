@@ -19,7 +19,7 @@ static const KnownGroup known[] = {
     { "listen", { "address", "ports", "plain", "tls", "tls-dir",
                   "secure-channels", "host", "proxy-only", NULL } },
     { "ticket", { "lifetime", "token-keys", NULL } },
-    { "helper", { "path", "user", "log-dir", NULL } },
+    { "helper", { "path", "user", "log-dir", "max-fps", NULL } },
     { "sessions", { "max", "when-full", NULL } },
 };
 
@@ -253,6 +253,7 @@ static void set_defaults(QsLaunchConfig *cfg)
     cfg->helper_path = g_strdup(QS_HELPER_PATH);
     cfg->helper_user = qs_launch_config_default_user(qs_helper_users);
     cfg->log_dir = g_strdup("/var/log/qemu-spice");
+    cfg->max_fps = 30;
     cfg->max_sessions = 4;
     cfg->when_full = g_strdup("refuse");
 }
@@ -352,7 +353,8 @@ static gboolean apply(QsLaunchConfig *cfg, GKeyFile *kf, const char *name,
         g_free(cfg->helper_user);
         cfg->helper_user = g_steal_pointer(&v);
     }
-    if (!get_uint(kf, name, "sessions", "max", 1, 16, &cfg->max_sessions, error)) {
+    if (!get_uint(kf, name, "helper", "max-fps", 1, 30, &cfg->max_fps, error) ||
+        !get_uint(kf, name, "sessions", "max", 1, 16, &cfg->max_sessions, error)) {
         return FALSE;
     }
     g_clear_pointer(&v, g_free);

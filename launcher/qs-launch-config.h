@@ -46,6 +46,7 @@ typedef struct {
     uid_t helper_uid;
     gid_t helper_gid;
     char *log_dir;
+    guint max_fps;              /* the helper's --max-fps */
     /* [sessions]: the helper's --max-sessions and --when-full */
     guint max_sessions;
     char *when_full;

@@ -195,6 +195,7 @@ static gboolean spawn(Session *s, GError **error)
         .secure_channels = s->cfg->secure_channels,
         .max_sessions = s->cfg->max_sessions,
         .when_full = s->cfg->when_full,
+        .max_fps = s->cfg->max_fps,
         .password = s->password,
         .ticket_expiry = s->st->ticket_expiry,
         .uid = s->uid,

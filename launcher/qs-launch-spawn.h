@@ -53,6 +53,7 @@ typedef struct {
     const char *secure_channels;
     guint max_sessions;
     const char *when_full;
+    guint max_fps;
     const char *password;      /* NULL: proxy-only, no credential */
     gint64 ticket_expiry;      /* 0: never */
     uid_t uid;

@@ -94,6 +94,7 @@ typedef struct {
      * channel type and id it names; owned by the context's owner. */
     QsVmcBridge *bridges[QS_CHANNELS_MAX_BRIDGES];
     guint n_bridges;
+    uint32_t max_fps;           /* streams' frame rate ceiling; 0: the plan's own */
     const QsChannelContextOps *ops;
     gpointer owner;
 } QsChannelContext;

@@ -127,6 +127,7 @@ QsChannels *qs_channels_new(const QsChannelsConfig *config)
         ctx->bridges[i] = config->bridges[i];
     }
     ctx->n_bridges = config->n_bridges;
+    ctx->max_fps = config->max_fps;
     ctx->ops = &context_ops;
     ctx->owner = hub;
     g_assert(config->max_sessions <= QS_CHANNELS_MAX_SESSIONS);

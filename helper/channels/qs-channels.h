@@ -49,6 +49,8 @@ typedef struct {
     /* 1..QS_CHANNELS_MAX_SESSIONS; 0 for QS_CHANNELS_DEFAULT_SESSIONS. */
     guint max_sessions;
     QsWhenFull when_full;
+    /* Streams' frame rate ceiling, 1..QS_PLAN_STREAM_FPS; 0 for that. */
+    uint32_t max_fps;
     /* qemu's chardevs bridged to spicevmc channels (<=
      * QS_CHANNELS_MAX_BRIDGES), each offered as the channel its bridge
      * names; taken, freed with the QsChannels. */

@@ -201,6 +201,7 @@ QsChannel *qs_display_channel_new(QsSession *session, QsConn *conn)
         .max_stream_side = QS_VIDEO_MAX_SIDE,
         .min_stream_bitrate = QS_VIDEO_MIN_BITRATE,
         .max_stream_bitrate = QS_VIDEO_MAX_BITRATE,
+        .max_fps = session->ctx->max_fps,
     };
 
     guint head = qs_conn_get_link_info(conn)->channel_id;

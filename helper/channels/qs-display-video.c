@@ -60,9 +60,9 @@ void qs_display_video_create(QsDisplayChannel *dc, const QsPlanAction *a)
     c.dest = (QsStreamRect){ a->rect.x, a->rect.y, (uint32_t)a->rect.width,
                              (uint32_t)a->rect.height };
     qs_display_send(dc, SPICE_MSG_DISPLAY_STREAM_CREATE, qs_msg_stream_create(&c));
-    g_message("display: stream %u, %dx%d at (%d,%d), %s at %u kbit/s", a->stream,
-              a->rect.width, a->rect.height, a->rect.x, a->rect.y,
-              a->codec == QS_PLAN_STREAM_H264 ? "H.264" : "MJPEG", a->bitrate / 1000);
+    g_message("display: stream %u, %dx%d at (%d,%d), %s at %u kbit/s, at most %u fps",
+              a->stream, a->rect.width, a->rect.height, a->rect.x, a->rect.y,
+              a->codec == QS_PLAN_STREAM_H264 ? "H.264" : "MJPEG", a->bitrate / 1000, a->fps);
     if (qs_channel_has_cap(&dc->base, SPICE_DISPLAY_CAP_STREAM_REPORT)) {
         qs_display_send(dc, SPICE_MSG_DISPLAY_STREAM_ACTIVATE_REPORT,
                         qs_msg_stream_activate_report(a->stream, a->stream,

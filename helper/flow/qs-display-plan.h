@@ -38,6 +38,10 @@
 #define QS_PLAN_STREAM_IDS 64
 /* A stream whose area has not changed this long ends. */
 #define QS_PLAN_STREAM_END_US 300000
+/* Streams' frame rate, and the highest QsPlanCaps.max_fps may ask for:
+ * qemu's display refreshes every 30 ms, and rate control and the
+ * scheduler's heat are tuned to it (flow/qs-scheduler.c). */
+#define QS_PLAN_STREAM_FPS 30
 /* A lossy block is resent losslessly once still this long (sooner when the
  * link is idle). */
 #define QS_PLAN_REPAIR_US 500000
@@ -57,6 +61,7 @@ typedef struct {
     uint32_t max_stream_side;   /* the video encoders' bounds */
     uint32_t min_stream_bitrate;
     uint32_t max_stream_bitrate;
+    uint32_t max_fps;           /* streams' frame rate, 1..QS_PLAN_STREAM_FPS; 0: that */
 } QsPlanCaps;
 
 typedef enum {

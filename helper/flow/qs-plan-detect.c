@@ -94,8 +94,10 @@ static void consider_area(QsDisplayPlan *plan, QsRect box, int64_t now_us)
 {
     QsPlanStreams *st = &plan->streams;
     /* The heat window may hold only the first frames yet: rate control
-     * assumes the usual 30; frames follow the guest's own rate anyway. */
-    uint32_t fps = 30;
+     * assumes the usual rate, or the operator's lower ceiling (the helper's
+     * --max-fps); frames follow the guest's own rate below it anyway. */
+    uint32_t fps = plan->caps.max_fps ? MIN(plan->caps.max_fps, QS_PLAN_STREAM_FPS)
+                                      : QS_PLAN_STREAM_FPS;
     guint free_slot = QS_PLAN_MAX_STREAMS;
     /* What the stream should cover of this area: its even part. */
     const QsRect want = even_inside(box, NULL);

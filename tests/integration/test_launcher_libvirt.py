@@ -298,8 +298,8 @@ def test_attach_p2p_console_and_detach(libvirtd, guest, launcher_env):
     # confined itself (qemu-spice --help-confinement).
     assert rep["uid"] == 0
     assert rep["argv"][1:] == ["--dbus-p2p-fd=3", "--listen-fd=4", "--max-sessions=4",
-                               "--when-full=refuse", "--ticket-fd=6", "--control-fd=7",
-                               "--user=nobody"]
+                               "--when-full=refuse", "--max-fps=30", "--ticket-fd=6",
+                               "--control-fd=7", "--user=nobody"]
     assert oct(os.stat(env.run_dir / f"{name}.ctl").st_mode & 0o777) == "0o600"
     assert rep["fds"]["6"].startswith("pipe:")
     password = (env.run_dir / f"{name}.ticket").read_text().splitlines()[0]
@@ -654,7 +654,7 @@ def test_attach_tls_private_copy(libvirtd, guest, launcher_env):
     private = env.run_dir / f"{name}.tls"
     assert rep["argv"][1:] == ["--dbus-p2p-fd=3", "--listen-fd=4", "--tls-listen-fd=5",
                                f"--tls-dir={private}", "--secure-channels=all",
-                               "--max-sessions=4", "--when-full=refuse",
+                               "--max-sessions=4", "--when-full=refuse", "--max-fps=30",
                                "--ticket-fd=6", "--control-fd=7", "--user=nobody"]
     assert st["tls_port"] != st["port"] and st["tls_port"]
     fds = fd_table(st["helper_pid"])

@@ -213,6 +213,9 @@ def test_full_replaces_oldest(qemu_factory, guest, helper_binary, test_client):
     (["--max-sessions", "17"], "--max-sessions takes a number of clients from 1 to 16, not 17"),
     (["--max-sessions", "two"], "max-sessions"),
     (["--when-full", "kick"], "--when-full takes 'refuse' or 'replace', not 'kick'"),
+    (["--max-fps", "0"], "--max-fps takes a frame rate from 1 to 30, not 0"),
+    (["--max-fps", "31"], "--max-fps takes a frame rate from 1 to 30, not 31"),
+    (["--max-fps", "ten"], "max-fps"),
 ])
 def test_bad_session_options(helper_binary, args, message):
     res = subprocess.run([str(helper_binary), "--qmp", "/nonexistent", "--listen",

@@ -17,6 +17,7 @@ OPTIONS = {
     "control-fd": ["--control-fd"],
     "multi-console": ["--console"],
     "sessions": ["--max-sessions", "--when-full"],
+    "max-fps": ["--max-fps"],
     "view-ticket": ["--view-ticket-file", "--view-ticket-fd"],
     "confinement": ["--user", "--confine"],
     "port-fd": ["--port-fd"],

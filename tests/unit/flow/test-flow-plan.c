@@ -53,6 +53,7 @@ typedef struct {
     double helper_bytes_per_s;      /* what the helper can write (0: no limit) */
     gboolean relay;                 /* the socket ends at a relay on this host */
     int64_t connect_us;             /* the client connects (0: at once) */
+    uint32_t max_fps;               /* QsPlanCaps.max_fps (0: the plan's own) */
 } Case;
 
 static const FlowSimLinkCase links[] = {
@@ -249,7 +250,8 @@ static void run(const Case *c, Sim *s)
     QsPlanCaps caps = { .lz4 = TRUE, .jpeg = !c->no_jpeg, .h264 = c->act->video,
                         .mjpeg = c->act->video,
                         .max_stream_side = 4096,
-                        .min_stream_bitrate = 64000, .max_stream_bitrate = 200000000 };
+                        .min_stream_bitrate = 64000, .max_stream_bitrate = 200000000,
+                        .max_fps = c->max_fps };
     g_autofree uint8_t *desktop = g_malloc0((size_t)SCREEN_W * SCREEN_H * 4);
     g_autoptr(GError) error = NULL;
     int64_t now = 0, next_frame = ANIM_START_US;
@@ -523,6 +525,37 @@ static void test_behind_relay(void)
     sim_clear(&b);
 }
 
+/* The operator's ceiling on the frame rate (the helper's --max-fps): busy
+ * noise redrawn at 30 fps, on each link, is read at most 10 times a
+ * second, and keys go as fast as at the full rate. */
+static void test_max_fps(void)
+{
+    for (unsigned i = 0; i < G_N_ELEMENTS(links); i++) {
+        Case full = { .link = &links[i], .act = &activities[0] };
+        Case capped = { .link = &links[i], .act = &activities[0], .max_fps = 10 };
+        /* The animation runs from ANIM_START_US; the stream starts later. */
+        uint64_t most = (DURATION_US - ANIM_START_US) * 10 / G_USEC_PER_SEC + 1;
+        Sim a, b;
+
+        run(&full, &a);
+        run(&capped, &b);
+        g_test_message("%s busy: %" G_GUINT64_FORMAT " frames at 30 fps, %" G_GUINT64_FORMAT
+                       " at most 10 (bound %" G_GUINT64_FORMAT "); worst key %.2f ms, "
+                       "%.2f ms", links[i].name, a.frames, b.frames, most,
+                       worst_key_us(&a) / 1000.0, worst_key_us(&b) / 1000.0);
+        g_assert_cmpuint(b.frames, >, 0);
+        g_assert_cmpuint(b.frames, <=, most);
+        if (links[i].bits_per_sec >= 1e9) {
+            /* Only there does the full rate go beyond the ceiling: the
+             * shaped links' busy frames lower it themselves. */
+            g_assert_cmpuint(a.frames, >, 2 * most);
+        }
+        g_assert_cmpfloat(worst_key_us(&b), <=, worst_key_us(&a) + FRAME_US);
+        sim_clear(&a);
+        sim_clear(&b);
+    }
+}
+
 int main(int argc, char **argv)
 {
     static Case cases[G_N_ELEMENTS(links) * G_N_ELEMENTS(activities)];
@@ -543,5 +576,6 @@ int main(int argc, char **argv)
     g_test_add_func("/flow/plan/over-share", test_over_share);
     g_test_add_func("/flow/plan/slow-helper", test_slow_helper);
     g_test_add_func("/flow/plan/behind-relay", test_behind_relay);
+    g_test_add_func("/flow/plan/max-fps", test_max_fps);
     return g_test_run();
 }
