@@ -73,6 +73,14 @@ static gboolean in_path3(Parse *p, const char *c)
 /* <channel type='unix'><source mode= path=/><target type='virtio' name=/>,
  * <redirdev bus='usb' type='unix'><source mode= path=/>,
  * <smartcard mode='passthrough' type='unix'><source mode= path=/>. */
+/* A second <source> or <target> without the attribute the first lacked
+ * is read again: what the first left is replaced, not lost. */
+static void set_string(char **slot, const char *value)
+{
+    g_free(*slot);
+    *slot = g_strdup(value);
+}
+
 static void channel_start(Parse *p, const char *element, const char **names,
                           const char **values)
 {
@@ -92,16 +100,16 @@ static void channel_start(Parse *p, const char *element, const char **names,
     } else if (((p->in_redirdev && in_path3(p, "redirdev")) ||
                 (p->in_smartcard && in_path3(p, "smartcard"))) &&
                strcmp(element, "source") == 0 && !p->chan_path) {
-        p->chan_mode = g_strdup(attr(names, values, "mode"));
-        p->chan_path = g_strdup(attr(names, values, "path"));
+        set_string(&p->chan_mode, attr(names, values, "mode"));
+        set_string(&p->chan_path, attr(names, values, "path"));
     } else if (p->in_unix_channel && in_path3(p, "channel") &&
                strcmp(element, "source") == 0 && !p->chan_path) {
-        p->chan_mode = g_strdup(attr(names, values, "mode"));
-        p->chan_path = g_strdup(attr(names, values, "path"));
+        set_string(&p->chan_mode, attr(names, values, "mode"));
+        set_string(&p->chan_path, attr(names, values, "path"));
     } else if (p->in_unix_channel && in_path3(p, "channel") &&
                strcmp(element, "target") == 0 && !p->chan_target_name) {
-        p->chan_target_type = g_strdup(type);
-        p->chan_target_name = g_strdup(attr(names, values, "name"));
+        set_string(&p->chan_target_type, type);
+        set_string(&p->chan_target_name, attr(names, values, "name"));
     }
 }
 
