@@ -296,7 +296,9 @@ static int check_attach_options(void)
     return QS_EXIT_OK;
 }
 
-static int check_session_options(QsWhenFull *when_full)
+/* What the clients get: how many at once, who yields when full, the
+ * streams' frame rate. */
+static int check_serving_options(QsWhenFull *when_full)
 {
     if (arg_max_sessions < 1 || arg_max_sessions > QS_CHANNELS_MAX_SESSIONS) {
         g_autofree char *msg = g_strdup_printf(
@@ -379,7 +381,7 @@ int main(int argc, char **argv)
     }
     r = check_attach_options();
     if (r == QS_EXIT_OK) {
-        r = check_session_options(&when_full);
+        r = check_serving_options(&when_full);
     }
     if (r != QS_EXIT_OK) {
         qs_net_config_clear(&net_cfg);

@@ -2,6 +2,7 @@
 /* H.264 through spice-gtk's live decoding pipeline (the h264parse hold and flush), and the encoder figures (-m perf). */
 #include "encode/qs-video.h"
 #include "video-util.h"
+#include "../test-cpu-time.h"
 
 #include <glib/gstdio.h>
 #include <sys/wait.h>
@@ -156,16 +157,6 @@ static void test_h264_live(void)
 #define BH 480
 #define BFRAMES 90
 
-/* CPU time of this thread, s: the machine is shared, so wall time would
- * measure the neighbours. */
-static double cpu_now(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 /* `quality` 0: the bit rate is the target; else the quality the helper's
  * streams use (flow/qs-rate.h) under `bitrate` as ceiling. */
 static void bench_one(QsVideoCodec codec, VtContent content, uint32_t bitrate, int quality,
@@ -196,9 +187,9 @@ static void bench_one(QsVideoCodec codec, VtContent content, uint32_t bitrate, i
         vt_draw(content, i, buf, BW * 4, BW, BH, rand);
         qs_video_bgrx_to_i420(buf, BW * 4, BW, BH, ys + (size_t)BW * BH * i, BW,
                               u, v, BW / 2);
-        t0 = cpu_now();
+        t0 = qs_test_cpu_now();
         g_assert_true(qs_video_encoder_encode(enc, buf, BW * 4, FALSE, &f, NULL));
-        dt = cpu_now() - t0;
+        dt = qs_test_cpu_now() - t0;
         secs += dt;
         worst = MAX(worst, dt);
         data = g_bytes_get_data(f.data, &len);
@@ -265,9 +256,9 @@ static void bench_flush(VtContent content, uint32_t bitrate)
         vt_draw(content, i, buf, BW * 4, BW, BH, rand);
         g_assert_true(qs_video_encoder_encode(enc, buf, BW * 4, FALSE, &f, NULL));
         g_bytes_unref(f.data);
-        t0 = cpu_now();
+        t0 = qs_test_cpu_now();
         g_assert_true(qs_video_encoder_flush(enc, &f, NULL));
-        secs += cpu_now() - t0;
+        secs += qs_test_cpu_now() - t0;
         bytes += g_bytes_get_size(f.data);
         g_bytes_unref(f.data);
     }
@@ -291,11 +282,11 @@ static void test_bench(void)
     double t0, ms;
 
     vt_draw(VT_BUSY, 0, buf, BW * 4, BW, BH, rand);
-    t0 = cpu_now();
+    t0 = qs_test_cpu_now();
     for (int i = 0; i < 100; i++) {
         qs_video_bgrx_to_i420(buf, BW * 4, BW, BH, y, BW, u, v, BW / 2);
     }
-    ms = (cpu_now() - t0) * 10;
+    ms = (qs_test_cpu_now() - t0) * 10;
     g_test_minimized_result(ms, "BGRX->I420 640x480: %.3f ms CPU", ms);
     for (int content = VT_BUSY; content <= VT_HEAVY; content++) {
         for (guint r = 0; r < G_N_ELEMENTS(rates); r++) {

@@ -3,6 +3,7 @@
  * formats, change detection, resize and disable. */
 
 #include "screen-test-util.h"
+#include "../test-cpu-time.h"
 
 #define T0 10000000 /* fake clock start, us */
 
@@ -517,14 +518,6 @@ static void test_surface_resize_disable(void)
     g_assert_cmpuint(a.serial, ==, b.serial);
 }
 
-static double cpu_now(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 /* CPU per update of the busy guest's activity rectangle (640x480 on a
  * 1280x800 screen), every pixel changed as with the busy guest's noise, and
  * unchanged. The changed updates cycle through eight source images (20 MB),
@@ -541,20 +534,20 @@ static void test_bench_apply(void)
     for (int i = 0; i < IMAGES; i++) {
         src[i] = make_image(RW, RH, W * 4, 7 + i);
     }
-    t0 = cpu_now();
+    t0 = qs_test_cpu_now();
     for (int i = 0; i < N; i++) {
         g_assert_true(qs_screen_update(screen, RX, RY, RW, RH, W * 4, XRGB,
                                        src[i % IMAGES], (size_t)W * 4 * RH,
                                        T0 + i, &error));
     }
-    changed_ms = (cpu_now() - t0) * 1000 / N;
-    t0 = cpu_now();
+    changed_ms = (qs_test_cpu_now() - t0) * 1000 / N;
+    t0 = qs_test_cpu_now();
     for (int i = 0; i < N; i++) {
         g_assert_true(qs_screen_update(screen, RX, RY, RW, RH, W * 4, XRGB,
                                        src[(N - 1) % IMAGES],
                                        (size_t)W * 4 * RH, T0 + N + i, &error));
     }
-    same_ms = (cpu_now() - t0) * 1000 / N;
+    same_ms = (qs_test_cpu_now() - t0) * 1000 / N;
     for (int i = 0; i < IMAGES; i++) {
         g_free(src[i]);
     }
