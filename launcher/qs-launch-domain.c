@@ -70,9 +70,6 @@ static gboolean in_path3(Parse *p, const char *c)
            strcmp(p->stack->pdata[2], c) == 0;
 }
 
-/* <channel type='unix'><source mode= path=/><target type='virtio' name=/>,
- * <redirdev bus='usb' type='unix'><source mode= path=/>,
- * <smartcard mode='passthrough' type='unix'><source mode= path=/>. */
 /* A second <source> or <target> without the attribute the first lacked
  * is read again: what the first left is replaced, not lost. */
 static void set_string(char **slot, const char *value)
@@ -81,6 +78,9 @@ static void set_string(char **slot, const char *value)
     *slot = g_strdup(value);
 }
 
+/* <channel type='unix'><source mode= path=/><target type='virtio' name=/>,
+ * <redirdev bus='usb' type='unix'><source mode= path=/>,
+ * <smartcard mode='passthrough' type='unix'><source mode= path=/>. */
 static void channel_start(Parse *p, const char *element, const char **names,
                           const char **values)
 {

@@ -12,14 +12,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 /* Above the parser's own bound, so its refusal is fuzzed too. */
 #define QS_FUZZ_INPUT_MAX (2 * 1024 * 1024)
 
-static void check_port(const QsDomainPort *port)
+typedef gboolean (*QsPortUsableFn)(const QsDomainPort *port, const char **why);
+
+/* Every port the parser returns has a name and a path, and is either
+ * usable or says why not. */
+static void check_port(const QsDomainPort *port, QsPortUsableFn usable)
 {
     const char *why = NULL;
 
     if (!port || !port->name || !port->path) {
         __builtin_trap();
     }
-    if (!qs_domain_port_usable(port, &why) && !why) {
+    if (!usable(port, &why) && !why) {
         __builtin_trap();
     }
 }
@@ -43,16 +47,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             __builtin_trap();
         }
         for (guint i = 0; i < info->ports->len; i++) {
-            check_port(g_ptr_array_index(info->ports, i));
+            check_port(g_ptr_array_index(info->ports, i), qs_domain_port_usable);
         }
         for (guint i = 0; i < info->redirdevs->len; i++) {
-            const QsDomainPort *r = g_ptr_array_index(info->redirdevs, i);
-            const char *why = NULL;
-
-            if (!r || !r->name || !r->path ||
-                (!qs_domain_redirdev_usable(r, &why) && !why)) {
-                __builtin_trap();
-            }
+            check_port(g_ptr_array_index(info->redirdevs, i), qs_domain_redirdev_usable);
         }
         if (info->smartcard && (!info->smartcard->name || !info->smartcard->path)) {
             __builtin_trap();

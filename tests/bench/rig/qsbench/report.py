@@ -147,6 +147,58 @@ def viewers_table(records):
     return out
 
 
+def _cores(r):
+    c = (r or {}).get("cpu_cores") or {}
+    if c.get("qemu") is None:
+        return None
+    return c["qemu"] + (c.get("helper") or 0)
+
+
+def goals_table(records, config="qs-virtio", against="spice-all"):
+    """One row per cell of `config` with issue 22's bounds beside it: p50
+    and p95 within RTT + 10 and RTT + 30 ms, display bytes as a ratio of
+    `against`'s in busy and heavy cells, the activity still's PSNR and the
+    cores of qemu + helper beside `against`'s in the same cell."""
+    from .link import PROFILES
+    by_cell = {(r["config"], r["activity"], r["link"]): r for r in records}
+    rows = [r for r in reference_order(records) if r["config"] == config]
+    rows.sort(key=lambda r: ["busy", "heavy", "idle", "typing"].index(r["activity"])
+              if r["activity"] in ("busy", "heavy", "idle", "typing") else 99)
+    if not rows:
+        return []
+    out = ["", f"Against issue 22's goals: {config} beside {against} in the same cell.", "",
+           "| Link | Activity | p50 / p95 ms | within RTT+10 / +30 | display bytes ratio | "
+           "activity PSNR dB, ours / theirs | cores qemu+helper, ours / theirs | "
+           "helper cores |", "|" + "---|" * 8]
+    for r in rows:
+        a = by_cell.get((against, r["activity"], r["link"]))
+        lat = latencies(r)
+        prof = PROFILES.get(r["link"])
+        if not lat or prof is None:
+            out.append(f"| {r['link_label']} | {r['activity']} | "
+                       f"{r.get('failure', 'no samples')} | - | - | - | - | - |")
+            continue
+        p50, p95, rtt = percentile(lat, 50), percentile(lat, 95), prof.rtt_ms
+        within = (f"{'yes' if p50 <= rtt + 10 else 'no'} / "
+                  f"{'yes' if p95 <= rtt + 30 else 'no'}")
+        if p50 > rtt + 10 or p95 > rtt + 30:
+            within += f" (RTT + {p50 - rtt:.0f} / + {p95 - rtt:.0f})"
+        ratio = "-"
+        ours_mbit = (r.get("traffic") or {}).get("display_mbit_s")
+        theirs_mbit = ((a or {}).get("traffic") or {}).get("display_mbit_s")
+        if r["activity"] in ("busy", "heavy") and ours_mbit is not None and theirs_mbit:
+            ratio = f"{ours_mbit / theirs_mbit:.2f}"
+
+        def still(rec):
+            st = (rec or {}).get("still") or {}
+            return _db(st.get("psnr_db")) + (" stale" if st.get("stale") else "")
+        out.append(f"| {r['link_label']} | {r['activity']} | {p50:.0f} / {p95:.0f} | "
+                   f"{within} | {ratio} | {still(r)} / {still(a)} | "
+                   f"{_f(_cores(r), '.3f')} / {_f(_cores(a), '.3f')} | "
+                   f"{_f((r.get('cpu_cores') or {}).get('helper'), '.3f')} |")
+    return out
+
+
 def write_summary(records, meta, path):
     with open(path, "w") as f:
         f.write(f"# qs-bench run {meta['started']}\n\n")
@@ -155,6 +207,9 @@ def write_summary(records, meta, path):
                 f"{meta['load_start']:.1f}, at end {meta.get('load_end', 0):.1f}. "
                 f"No CPU pinning.\n\n")
         f.write(tables(records, meta))
+        goals = goals_table(records)
+        if goals:
+            f.write("\n".join(goals) + "\n")
 
 
 def plots(records, out_dir):
