@@ -89,7 +89,10 @@ static void test_malformed(void)
         "{\"nope\":1,\"domain\":\"x\"}", "{\"port\":-1,\"domain\":\"x\"}",
         "{\"port\":99999999999,\"domain\":\"x\"}", "{\"port\":5900}",
         "{\"domain\":\"x\"} trailing", "{\"supervise\":yes,\"domain\":\"x\"}",
-        "{\"domain\":\"\\u00e9\"}", "{\"port\":null,\"domain\":\"x\"}",
+        "{\"port\":null,\"domain\":\"x\"}", "{\"domain\":\"x\" \"port\":1}",
+        "{\"port\":1.5,\"domain\":\"x\"}", "{\"domain\":\"\xff\"}",
+        "{\"domain\":null}", "{\"domain\":\"x\",\"supervise\":1}",
+        "{\"domain\":[\"x\"]}", "{\"domain\":\"v\\u00e\xc7\x88\"}",
     };
 
     for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
@@ -114,6 +117,25 @@ static void test_whitespace(void)
     g_assert_null(st->uuid);
 }
 
+/* Any JSON string escape reads back, and what is written reads back the same. */
+static void test_unicode(void)
+{
+    g_autoptr(GError) err = NULL;
+    g_autoptr(QsLaunchState) st = qs_launch_state_from_json(
+        "{\"domain\":\"caf\\u00e9\",\"log\":\"a\\/b\\u0001\"}", &err);
+    g_autofree char *out = NULL;
+    g_autoptr(QsLaunchState) again = NULL;
+
+    g_assert_no_error(err);
+    g_assert_cmpstr(st->domain, ==, "caf\xc3\xa9");
+    g_assert_cmpstr(st->log, ==, "a/b\x01");
+    out = qs_launch_state_to_json(st);
+    again = qs_launch_state_from_json(out, &err);
+    g_assert_no_error(err);
+    g_assert_cmpstr(again->domain, ==, st->domain);
+    g_assert_cmpstr(again->log, ==, st->log);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -121,5 +143,6 @@ int main(int argc, char **argv)
     g_test_add_func("/launcher/state/json-shape", test_json_shape);
     g_test_add_func("/launcher/state/malformed", test_malformed);
     g_test_add_func("/launcher/state/whitespace", test_whitespace);
+    g_test_add_func("/launcher/state/unicode", test_unicode);
     return g_test_run();
 }
