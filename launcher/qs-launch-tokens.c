@@ -29,8 +29,10 @@ static gboolean load_one(GKeyFile *kf, const char *path, const char *name,
     gboolean ok;
 
     if (!g_ascii_string_to_unsigned(name, 10, 1, 255, &id, NULL)) {
+        g_autofree char *shown = qs_token_redact_hex(name);
+
         g_set_error(error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA,
-                    "%s: [" GROUP "] '%s' is not a key id (1-255)", path, name);
+                    "%s: [" GROUP "] '%s' is not a key id (1-255)", path, shown);
         return FALSE;
     }
     if (i == QS_MASTER_MAX_KEYS) {
@@ -60,16 +62,19 @@ static gboolean load_one(GKeyFile *kf, const char *path, const char *name,
     return TRUE;
 }
 
-gboolean qs_master_keys_load(const char *path, QsMasterKeys *keys, GError **error)
+gboolean qs_master_keys_load_data(const char *data, gsize len, const char *path,
+                                  QsMasterKeys *keys, GError **error)
 {
     g_autoptr(GKeyFile) kf = g_key_file_new();
     g_auto(GStrv) names = NULL;
     g_autoptr(GError) err = NULL;
 
     memset(keys, 0, sizeof(*keys));
-    if (!g_key_file_load_from_file(kf, path, G_KEY_FILE_NONE, &err)) {
-        g_set_error(error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA, "%s: %s", path,
-                    err->message);
+    if (!g_key_file_load_from_data(kf, data, len, G_KEY_FILE_NONE, &err)) {
+        g_autofree char *msg = qs_token_redact_hex(err->message);
+
+        g_set_error(error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA, "%s: %s", path, msg);
+        explicit_bzero(err->message, strlen(err->message));
         return FALSE;
     }
     names = g_key_file_get_keys(kf, GROUP, NULL, NULL);
@@ -85,6 +90,26 @@ gboolean qs_master_keys_load(const char *path, QsMasterKeys *keys, GError **erro
         return FALSE;
     }
     return TRUE;
+}
+
+gboolean qs_master_keys_load(const char *path, QsMasterKeys *keys, GError **error)
+{
+    g_autoptr(GError) err = NULL;
+    char *data = NULL;
+    gsize len = 0;
+    gboolean ok;
+
+    memset(keys, 0, sizeof(*keys));
+    if (!g_file_get_contents(path, &data, &len, &err)) {
+        g_set_error(error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA, "%s: %s", path,
+                    err->message);
+        return FALSE;
+    }
+    ok = qs_master_keys_load_data(data, len, path, keys, error);
+    /* The file's text holds the keys too. */
+    explicit_bzero(data, len);
+    g_free(data);
+    return ok;
 }
 
 static gboolean parse_uuid(const char *uuid, guint8 raw[QS_TOKEN_UUID_BYTES],

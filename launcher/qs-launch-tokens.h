@@ -21,6 +21,9 @@ typedef struct {
  *   ID=HEX            (ID 1-255, 16 to 64 bytes; at most 8 keys)
  * Errors name the file and the line's problem, never a key. */
 gboolean qs_master_keys_load(const char *path, QsMasterKeys *keys, GError **error);
+/* The same from the file's text; `path` names it in errors. */
+gboolean qs_master_keys_load_data(const char *data, gsize len, const char *path,
+                                  QsMasterKeys *keys, GError **error);
 void qs_master_keys_clear(QsMasterKeys *keys);
 
 /* The helper's key file (qemu-spice --token-keys-file) for VM `uuid`: one

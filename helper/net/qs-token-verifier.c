@@ -33,9 +33,11 @@ static gboolean parse_key_line(QsTokenVerifier *v, GKeyFile *kf, const char *nam
 
     if (!g_str_has_prefix(name, "key-") ||
         !g_ascii_string_to_unsigned(name + 4, 10, 1, 255, &id, NULL)) {
+        g_autofree char *shown = qs_token_redact_hex(name);
+
         g_set_error(error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA,
                     "token keys: unknown entry '%s' (vm=UUID or key-ID=HEX, "
-                    "ID 1-255)", name);
+                    "ID 1-255)", shown);
         return FALSE;
     }
     if (v->n_keys == QS_TOKEN_MAX_KEYS) {
@@ -73,8 +75,10 @@ static gboolean parse(QsTokenVerifier *v, const char *text, gsize len, GError **
     g_autoptr(GError) err = NULL;
 
     if (!g_key_file_load_from_data(kf, text, len, G_KEY_FILE_NONE, &err)) {
-        g_set_error(error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA,
-                    "token keys: %s", err->message);
+        g_autofree char *msg = qs_token_redact_hex(err->message);
+
+        g_set_error(error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA, "token keys: %s", msg);
+        explicit_bzero(err->message, strlen(err->message));
         return FALSE;
     }
     if (!(names = g_key_file_get_keys(kf, GROUP, NULL, NULL))) {

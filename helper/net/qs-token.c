@@ -225,3 +225,23 @@ gboolean qs_token_mac_ok(const guint8 vm_key[QS_TOKEN_KEY_BYTES],
     explicit_bzero(want, sizeof(want));
     return ok;
 }
+
+char *qs_token_redact_hex(const char *msg)
+{
+    GString *out = g_string_new(NULL);
+
+    for (const char *p = msg; *p;) {
+        gsize run = 0;
+
+        while (g_ascii_isxdigit(p[run])) {
+            run++;
+        }
+        if (run >= QS_TOKEN_REDACT_HEX_MIN) {
+            g_string_append(out, "[hex left out]");
+        } else {
+            g_string_append_len(out, p, (gssize)MAX(run, 1));
+        }
+        p += MAX(run, 1);
+    }
+    return g_string_free(out, FALSE);
+}

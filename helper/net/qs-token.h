@@ -88,4 +88,10 @@ gboolean qs_token_mac_ok(const guint8 vm_key[QS_TOKEN_KEY_BYTES],
 gboolean qs_token_parse_hex_key(const char *hex, guint8 *out, gsize min_len,
                                 gsize max_len, gsize *out_len);
 
+/* `msg` with every run of QS_TOKEN_REDACT_HEX_MIN or more hex digits left
+ * out: GKeyFile quotes a line it cannot parse, and a key written without
+ * its "ID=" or "key-ID=" is such a line. For errors about key files. */
+#define QS_TOKEN_REDACT_HEX_MIN 16
+char *qs_token_redact_hex(const char *msg);
+
 G_END_DECLS

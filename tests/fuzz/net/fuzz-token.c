@@ -9,6 +9,7 @@
 #include "net/qs-spice-protocol.h"
 #include "net/qs-ticket.h"
 #include "net/qs-token-verifier.h"
+#include "../qs-fuzz-secrets.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -41,8 +42,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         break;
     }
     case 1: {
-        QsTokenVerifier *v = qs_token_verifier_new((const char *)data + 1, size - 1, NULL);
+        GError *error = NULL;
+        QsTokenVerifier *v = qs_token_verifier_new((const char *)data + 1, size - 1, &error);
 
+        /* A refusal says why without quoting a key. */
+        if (!v && (!error || qs_fuzz_has_hex_run(error->message, QS_TOKEN_REDACT_HEX_MIN))) {
+            __builtin_trap();
+        }
+        g_clear_error(&error);
         qs_token_verifier_free(v);
         break;
     }

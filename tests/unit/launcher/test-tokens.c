@@ -50,6 +50,9 @@ static void test_load(void)
     assert_refused("[master-keys]\n1=00010203\n", "key 1 is not 16 to 64 bytes");
     assert_refused("[master-keys]\n1=" MASTER_HEX "\n01=" MASTER_HEX "\n", "twice");
     assert_refused("garbage", "master");
+    /* GKeyFile quotes a line it cannot parse: a key without "ID=". */
+    assert_refused("[master-keys]\n" MASTER_HEX "\n", "hex left out");
+    assert_refused("[master-keys]\n" MASTER_HEX "=1\n", "hex left out");
     for (guint i = 1; i <= QS_MASTER_MAX_KEYS + 1; i++) {
         g_string_append_printf(many, "%u=" MASTER_HEX "\n", i);
     }

@@ -153,6 +153,9 @@ static void test_key_file(void)
     assert_key_file_refused("[tokens]\nvm=" VM "\nkey-1=" VM_KEY_HEX "\nkey-01="
                             VM_KEY_HEX "\n", "twice");
     assert_key_file_refused("not a key file", "token keys");
+    /* GKeyFile quotes a line it cannot parse: a key without "key-ID=". */
+    assert_key_file_refused("[tokens]\nvm=" VM "\n" VM_KEY_HEX "\n", "hex left out");
+    assert_key_file_refused("[tokens]\nvm=" VM "\n" VM_KEY_HEX "=1\n", "hex left out");
     for (guint i = 1; i <= QS_TOKEN_MAX_KEYS + 1; i++) {
         g_string_append_printf(many, "key-%u=" VM_KEY_HEX "\n", i);
     }
