@@ -412,11 +412,16 @@ static void on_command(struct agent *a, char *line)
         agent_flood(a);
     } else if (strcmp(line, "BADCHUNK") == 0 && a->spice) {
         /* A chunk for a port that does not exist: the server must give up
-         * on this stream (and may reset the port). */
+         * on this stream (and may reset the port). One write: the server
+         * may hang up on seeing the header, and a second write would then
+         * wait in the port until qemu reconnects, land on the new
+         * connection and hide the hang-up from us. */
         VDIChunkHeader ch = { .port = 7, .size = 4 };
+        uint8_t chunk[sizeof(ch) + 4];
 
-        write_all(a->port, (const uint8_t *)&ch, sizeof(ch));
-        write_all(a->port, (const uint8_t *)"bad!", 4);
+        memcpy(chunk, &ch, sizeof(ch));
+        memcpy(chunk + sizeof(ch), "bad!", 4);
+        write_all(a->port, chunk, sizeof(chunk));
         kd_say("AGENT badchunk sent");
     } else if (line[0]) {
         kd_say("WARN agent command unknown: %.40s", line);
