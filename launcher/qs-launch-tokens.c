@@ -94,15 +94,13 @@ gboolean qs_master_keys_load_data(const char *data, gsize len, const char *path,
 
 gboolean qs_master_keys_load(const char *path, QsMasterKeys *keys, GError **error)
 {
-    g_autoptr(GError) err = NULL;
     char *data = NULL;
     gsize len = 0;
     gboolean ok;
 
     memset(keys, 0, sizeof(*keys));
-    if (!g_file_get_contents(path, &data, &len, &err)) {
-        g_set_error(error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA, "%s: %s", path,
-                    err->message);
+    /* GLib's message names the file already. */
+    if (!g_file_get_contents(path, &data, &len, error)) {
         return FALSE;
     }
     ok = qs_master_keys_load_data(data, len, path, keys, error);

@@ -60,6 +60,23 @@ static void test_load(void)
     g_string_free(many, TRUE);
 }
 
+static void test_missing_file(void)
+{
+    g_autofree char *dir = g_dir_make_tmp("qs-tokens-XXXXXX", NULL);
+    g_autofree char *path = g_build_filename(dir, "absent.keys", NULL);
+    g_autoptr(GError) error = NULL;
+    const char *first;
+    QsMasterKeys keys;
+
+    g_assert_false(qs_master_keys_load(path, &keys, &error));
+    /* Named once: GLib's message has the path already. */
+    first = strstr(error->message, path);
+    g_assert_nonnull(first);
+    g_assert_null(strstr(first + strlen(path), path));
+    g_assert_cmpuint(keys.n, ==, 0);
+    g_rmdir(dir);
+}
+
 static void test_helper_file_and_mint(void)
 {
     g_autofree char *path = write_file("[master-keys]\n1=" MASTER_HEX "\n3=" MASTER_HEX "\n");
@@ -103,6 +120,7 @@ int main(int argc, char **argv)
     g_test_init(&argc, &argv, NULL);
     dir = g_dir_make_tmp("qs-launch-tokens-XXXXXX", NULL);
     g_test_add_func("/launcher/tokens/load", test_load);
+    g_test_add_func("/launcher/tokens/missing-file", test_missing_file);
     g_test_add_func("/launcher/tokens/helper-file-and-mint", test_helper_file_and_mint);
     rc = g_test_run();
     master = g_build_filename(dir, "master", NULL);
