@@ -5,6 +5,7 @@
 #include <string.h>
 #include <gio/gio.h>
 #include "qs-launch-format.h"
+#include "qs-launch-json.h"
 
 gboolean qs_console_format_parse(const char *name, QsConsoleFormat *out,
                                  GError **error)
@@ -51,48 +52,26 @@ static char *format_uri(const QsConsoleInfo *c)
     return g_string_free(s, FALSE);
 }
 
-static void json_kv(GString *o, const char *key, const char *v)
-{
-    g_string_append_printf(o, "%s\"%s\":", o->len > 1 ? "," : "", key);
-    if (v) {
-        qs_json_append_string(o, v);
-    } else {
-        g_string_append(o, "null");
-    }
-}
-
-static void json_port(GString *o, const char *key, guint port)
-{
-    if (port) {
-        g_string_append_printf(o, ",\"%s\":%u", key, port);
-    } else {
-        g_string_append_printf(o, ",\"%s\":null", key);
-    }
-}
-
 static char *format_json(const QsConsoleInfo *c)
 {
     const QsLaunchState *st = c->state;
-    GString *o = g_string_new("{");
+    g_autoptr(JsonBuilder) b = json_builder_new();
 
-    json_kv(o, "type", "spice");
-    json_kv(o, "domain", st->domain);
-    json_kv(o, "uuid", st->uuid);
-    json_kv(o, "host", st->host);
-    json_port(o, "port", st->port);
-    json_port(o, "tls_port", st->tls_port);
-    json_kv(o, "password", c->password);
-    if (st->ticket_expiry) {
-        g_string_append_printf(o, ",\"ticket_expiry\":%" G_GINT64_FORMAT,
-                               st->ticket_expiry);
-    } else {
-        g_string_append(o, ",\"ticket_expiry\":null");
-    }
-    json_kv(o, "ticket_file", st->ticket_file);
-    json_kv(o, "host_subject", c->host_subject);
-    g_string_append_printf(o, ",\"pid\":%d,\"restarts\":%u}\n",
-                           st->helper_pid, st->restarts);
-    return g_string_free(o, FALSE);
+    json_builder_begin_object(b);
+    qs_json_member_string(b, "type", "spice");
+    qs_json_member_string(b, "domain", st->domain);
+    qs_json_member_string(b, "uuid", st->uuid);
+    qs_json_member_string(b, "host", st->host);
+    qs_json_member_int_or_null(b, "port", st->port);
+    qs_json_member_int_or_null(b, "tls_port", st->tls_port);
+    qs_json_member_string(b, "password", c->password);
+    qs_json_member_int_or_null(b, "ticket_expiry", st->ticket_expiry);
+    qs_json_member_string(b, "ticket_file", st->ticket_file);
+    qs_json_member_string(b, "host_subject", c->host_subject);
+    qs_json_member_int(b, "pid", st->helper_pid);
+    qs_json_member_int(b, "restarts", st->restarts);
+    json_builder_end_object(b);
+    return qs_json_line(b);
 }
 
 /* A .vv value is one line: the CA's newlines become the two characters \n,
@@ -137,9 +116,10 @@ static char *format_vv(const QsConsoleInfo *c)
 
 static void yaml_kv(GString *s, const char *key, const char *v)
 {
-    g_string_append_printf(s, "%s%s: ", key[0] == '-' ? "  " : "    ", key);
-    qs_json_append_string(s, v);  /* a JSON string is a valid YAML scalar */
-    g_string_append_c(s, '\n');
+    /* A JSON string is a valid YAML scalar. */
+    g_autofree char *quoted = qs_json_quote(v);
+
+    g_string_append_printf(s, "%s%s: %s\n", key[0] == '-' ? "  " : "    ", key, quoted);
 }
 
 static char *format_kerbside(const QsConsoleInfo *c, GError **error)

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <gio/gio.h>
+#include "qs-launch-json.h"
 #include "qs-launch-pending.h"
 #include "qs-launch-session.h"
 #include "qs-launch-state.h"
@@ -107,27 +108,19 @@ char *qs_pending_describe(const QsLaunchConfig *cfg, const char *domain,
     gboolean run = running(cfg, p, now);
     const char *what = p->failed ? "failed" : run ? "starting" : "ended";
     g_autofree char *log = qs_log_path(cfg, domain);
-    GString *o;
 
     if (json) {
-        o = g_string_new("{\"domain\":");
-        qs_json_append_string(o, domain);
-        g_string_append_printf(o, ",\"hook\":\"%s\",\"launcher_pid\":%d,"
-                               "\"since\":%" G_GINT64_FORMAT ",\"error\":",
-                               what, p->pid, p->since);
-        if (p->error) {
-            qs_json_append_string(o, p->error);
-        } else {
-            g_string_append(o, "null");
-        }
-        g_string_append(o, ",\"unit\":");
-        if (p->unit) {
-            qs_json_append_string(o, p->unit);
-        } else {
-            g_string_append(o, "null");
-        }
-        g_string_append(o, "}\n");
-        return g_string_free(o, FALSE);
+        g_autoptr(JsonBuilder) b = json_builder_new();
+
+        json_builder_begin_object(b);
+        qs_json_member_string(b, "domain", domain);
+        qs_json_member_string(b, "hook", what);
+        qs_json_member_int(b, "launcher_pid", p->pid);
+        qs_json_member_int(b, "since", p->since);
+        qs_json_member_string(b, "error", p->error);
+        qs_json_member_string(b, "unit", p->unit);
+        json_builder_end_object(b);
+        return qs_json_line(b);
     }
     if (run && p->unit && p->pid == 0) {
         return g_strdup_printf("%s: starting (the libvirt hook asked systemd "

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* State file I/O: a flat JSON object of strings, integers and booleans,
- * written here (one flat object of known members) and read with json-glib. */
+ * written and read with json-glib; members are checked here. */
 
 #include <errno.h>
 #include <fcntl.h>
@@ -8,6 +8,7 @@
 #include <unistd.h>
 #include <gio/gio.h>
 #include <json-glib/json-glib.h>
+#include "qs-launch-json.h"
 #include "qs-launch-state.h"
 
 #define STATE_MAX 65536
@@ -28,67 +29,35 @@ void qs_launch_state_free(QsLaunchState *st)
     g_free(st);
 }
 
-void qs_json_append_string(GString *out, const char *s)
+void qs_launch_state_add_members(const QsLaunchState *st, JsonBuilder *b)
 {
-    g_string_append_c(out, '"');
-    for (const unsigned char *c = (const unsigned char *)s; *c; c++) {
-        switch (*c) {
-        case '"':  g_string_append(out, "\\\""); break;
-        case '\\': g_string_append(out, "\\\\"); break;
-        case '\n': g_string_append(out, "\\n"); break;
-        case '\r': g_string_append(out, "\\r"); break;
-        case '\t': g_string_append(out, "\\t"); break;
-        default:
-            if (*c < 0x20) {
-                g_string_append_printf(out, "\\u%04x", *c);
-            } else {
-                g_string_append_c(out, (char)*c);
-            }
-        }
-    }
-    g_string_append_c(out, '"');
-}
-
-static void put_str(GString *o, const char *key, const char *v)
-{
-    g_string_append_printf(o, "%s\"%s\":", o->len > 1 ? "," : "", key);
-    if (v) {
-        qs_json_append_string(o, v);
-    } else {
-        g_string_append(o, "null");
-    }
-}
-
-static void put_int(GString *o, const char *key, gint64 v)
-{
-    g_string_append_printf(o, "%s\"%s\":%" G_GINT64_FORMAT,
-                           o->len > 1 ? "," : "", key, v);
+    qs_json_member_string(b, "domain", st->domain);
+    qs_json_member_string(b, "uuid", st->uuid);
+    qs_json_member_string(b, "mode", st->mode);
+    qs_json_member_int(b, "monitor_pid", st->monitor_pid);
+    qs_json_member_int(b, "helper_pid", st->helper_pid);
+    qs_json_member_string(b, "host", st->host);
+    qs_json_member_string(b, "listen", st->listen);
+    qs_json_member_int(b, "port", st->port);
+    qs_json_member_int(b, "tls_port", st->tls_port);
+    qs_json_member_string(b, "ticket_file", st->ticket_file);
+    qs_json_member_int(b, "ticket_expiry", st->ticket_expiry);
+    qs_json_member_int(b, "started", st->started);
+    qs_json_member_int(b, "attached", st->attached);
+    qs_json_member_int(b, "restarts", st->restarts);
+    qs_json_member_bool(b, "supervise", st->supervise);
+    qs_json_member_string(b, "log", st->log);
+    qs_json_member_string(b, "tls_dir", st->tls_dir);
 }
 
 char *qs_launch_state_to_json(const QsLaunchState *st)
 {
-    GString *o = g_string_new("{");
+    g_autoptr(JsonBuilder) b = json_builder_new();
 
-    put_str(o, "domain", st->domain);
-    put_str(o, "uuid", st->uuid);
-    put_str(o, "mode", st->mode);
-    put_int(o, "monitor_pid", st->monitor_pid);
-    put_int(o, "helper_pid", st->helper_pid);
-    put_str(o, "host", st->host);
-    put_str(o, "listen", st->listen);
-    put_int(o, "port", st->port);
-    put_int(o, "tls_port", st->tls_port);
-    put_str(o, "ticket_file", st->ticket_file);
-    put_int(o, "ticket_expiry", st->ticket_expiry);
-    put_int(o, "started", st->started);
-    put_int(o, "attached", st->attached);
-    put_int(o, "restarts", st->restarts);
-    g_string_append_printf(o, ",\"supervise\":%s",
-                           st->supervise ? "true" : "false");
-    put_str(o, "log", st->log);
-    put_str(o, "tls_dir", st->tls_dir);
-    g_string_append(o, "}\n");
-    return g_string_free(o, FALSE);
+    json_builder_begin_object(b);
+    qs_launch_state_add_members(st, b);
+    json_builder_end_object(b);
+    return qs_json_line(b);
 }
 
 /* --- reading ------------------------------------------------------------ */

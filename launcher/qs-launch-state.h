@@ -3,6 +3,7 @@
 #pragma once
 
 #include <glib.h>
+#include <json-glib/json-glib.h>
 
 typedef struct {
     char *domain;
@@ -28,11 +29,11 @@ void qs_launch_state_free(QsLaunchState *st);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(QsLaunchState, qs_launch_state_free)
 
 char *qs_launch_state_to_json(const QsLaunchState *st);
+/* The state's members, into an object the caller has begun (status adds
+ * its own after them). */
+void qs_launch_state_add_members(const QsLaunchState *st, JsonBuilder *b);
 QsLaunchState *qs_launch_state_from_json(const char *json, GError **error);
 /* Written to a temporary file and renamed, so a reader never sees half. */
 gboolean qs_launch_state_save(const QsLaunchState *st, const char *path,
                               GError **error);
 QsLaunchState *qs_launch_state_load(const char *path, GError **error);
-
-/* JSON helpers shared with the console formats. */
-void qs_json_append_string(GString *out, const char *s);

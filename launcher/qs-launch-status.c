@@ -7,73 +7,97 @@
 #include <gio/gio.h>
 #include "qs-launch-commands.h"
 #include "qs-launch-control.h"
+#include "qs-launch-json.h"
 #include "qs-launch-log.h"
 #include "qs-launch-pending.h"
 #include "qs-launch-session.h"
 
-/* The helper's clients as JSON (an array) or text, from its control socket;
- * NULL if it does not answer. */
-static char *helper_clients(QsLaunchConfig *cfg, const QsLaunchState *st,
-                            gboolean json)
+/* The helper's clients from its control socket; NULL if it does not answer. */
+static GVariant *helper_clients(QsLaunchConfig *cfg, const QsLaunchState *st)
 {
     g_autofree char *ctl = qs_run_path(cfg, st->domain, ".ctl");
     g_autoptr(GDBusConnection) conn = qs_control_connect(ctl, NULL);
     g_autoptr(GVariant) status = conn ? qs_control_get_status(conn, NULL)
                                       : NULL;
-    g_autoptr(GVariant) clients = status ?
-        g_variant_lookup_value(status, "clients", G_VARIANT_TYPE("aa{sv}")) :
-        NULL;
-    GString *out;
 
-    if (!clients) {
-        return NULL;
-    }
-    out = g_string_new(json ? "[" : "");
+    return status ? g_variant_lookup_value(status, "clients", G_VARIANT_TYPE("aa{sv}"))
+                  : NULL;
+}
+
+typedef struct {
+    const char *address;
+    const char *rights;
+    const char **chans;
+    gint64 since;
+    gboolean tls;
+    guint64 bytes, bps;
+    guint32 rtt_us;
+} Client;
+
+static void client_read(GVariant *c, Client *out)
+{
+    *out = (Client){ 0 };
+    g_variant_lookup(c, "rights", "&s", &out->rights);
+    g_variant_lookup(c, "bytes", "t", &out->bytes);
+    g_variant_lookup(c, "link-bps", "t", &out->bps);
+    g_variant_lookup(c, "rtt-us", "u", &out->rtt_us);
+    g_variant_lookup(c, "address", "&s", &out->address);
+    g_variant_lookup(c, "since", "x", &out->since);
+    g_variant_lookup(c, "tls", "b", &out->tls);
+    g_variant_lookup(c, "channels", "^a&s", &out->chans);
+}
+
+static gboolean view_only(const Client *c)
+{
+    return c->rights && strcmp(c->rights, "view") == 0;
+}
+
+static void clients_json(GVariant *clients, JsonBuilder *b)
+{
+    json_builder_begin_array(b);
     for (gsize i = 0; i < g_variant_n_children(clients); i++) {
-        g_autoptr(GVariant) c = g_variant_get_child_value(clients, i);
-        g_autofree char *address = NULL;
-        g_autofree char *rights = NULL;
-        g_autofree const char **chans = NULL;
-        gint64 since = 0;
-        gboolean tls = FALSE;
-        guint64 bytes = 0, bps = 0;
-        guint32 rtt_us = 0;
+        g_autoptr(GVariant) v = g_variant_get_child_value(clients, i);
+        Client c;
 
-        g_variant_lookup(c, "rights", "s", &rights);
-        g_variant_lookup(c, "bytes", "t", &bytes);
-        g_variant_lookup(c, "link-bps", "t", &bps);
-        g_variant_lookup(c, "rtt-us", "u", &rtt_us);
-        g_variant_lookup(c, "address", "s", &address);
-        g_variant_lookup(c, "since", "x", &since);
-        g_variant_lookup(c, "tls", "b", &tls);
-        g_variant_lookup(c, "channels", "^a&s", &chans);
-        if (json) {
-            g_string_append(out, i ? ",{\"address\":" : "{\"address\":");
-            qs_json_append_string(out, address ? address : "");
-            g_string_append_printf(out, ",\"since\":%" G_GINT64_FORMAT
-                                   ",\"tls\":%s,\"rights\":\"%s\",\"bytes\":%" G_GUINT64_FORMAT
-                                   ",\"link_bps\":%" G_GUINT64_FORMAT ",\"rtt_us\":%u"
-                                   ",\"channels\":[", since, tls ? "true" : "false",
-                                   rights && strcmp(rights, "view") == 0 ? "view" : "control",
-                                   bytes, bps, rtt_us);
-            for (guint k = 0; chans && chans[k]; k++) {
-                g_string_append(out, k ? "," : "");
-                qs_json_append_string(out, chans[k]);
-            }
-            g_string_append(out, "]}");
-        } else {
-            g_autofree char *names = chans ? g_strjoinv(",", (char **)chans)
-                                           : g_strdup("");
-
-            g_string_append_printf(out, "%s%s (%s%s%s; %.1f Mbit/s, %u ms, %" G_GUINT64_FORMAT
-                                   " KiB sent)", i ? ", " : "", address ? address : "?",
-                                   rights && strcmp(rights, "view") == 0 ? "view only, " : "",
-                                   tls ? "TLS, " : "", names, bps / 1e6, rtt_us / 1000,
-                                   bytes / 1024);
+        client_read(v, &c);
+        json_builder_begin_object(b);
+        qs_json_member_string(b, "address", c.address ? c.address : "");
+        qs_json_member_int(b, "since", c.since);
+        qs_json_member_bool(b, "tls", c.tls);
+        qs_json_member_string(b, "rights", view_only(&c) ? "view" : "control");
+        /* The helper's counters are below 2^63. */
+        qs_json_member_int(b, "bytes", (gint64)MIN(c.bytes, (guint64)G_MAXINT64));
+        qs_json_member_int(b, "link_bps", (gint64)MIN(c.bps, (guint64)G_MAXINT64));
+        qs_json_member_int(b, "rtt_us", c.rtt_us);
+        json_builder_set_member_name(b, "channels");
+        json_builder_begin_array(b);
+        for (guint k = 0; c.chans && c.chans[k]; k++) {
+            json_builder_add_string_value(b, c.chans[k]);
         }
+        json_builder_end_array(b);
+        json_builder_end_object(b);
+        g_free(c.chans);
     }
-    if (json) {
-        g_string_append(out, "]");
+    json_builder_end_array(b);
+}
+
+static char *clients_text(GVariant *clients)
+{
+    GString *out = g_string_new("");
+
+    for (gsize i = 0; i < g_variant_n_children(clients); i++) {
+        g_autoptr(GVariant) v = g_variant_get_child_value(clients, i);
+        g_autofree char *names = NULL;
+        Client c;
+
+        client_read(v, &c);
+        names = c.chans ? g_strjoinv(",", (char **)c.chans) : g_strdup("");
+        g_string_append_printf(out, "%s%s (%s%s%s; %.1f Mbit/s, %u ms, %" G_GUINT64_FORMAT
+                               " KiB sent)", i ? ", " : "", c.address ? c.address : "?",
+                               view_only(&c) ? "view only, " : "",
+                               c.tls ? "TLS, " : "", names, c.bps / 1e6, c.rtt_us / 1000,
+                               c.bytes / 1024);
+        g_free(c.chans);
     }
     return g_string_free(out, FALSE);
 }
@@ -84,21 +108,30 @@ static void status_line(QsLaunchConfig *cfg, const QsLaunchState *st,
     gint64 now = g_get_real_time() / G_USEC_PER_SEC;
     gboolean alive = qs_pid_alive(st->helper_pid);
     gboolean mon = qs_pid_alive(st->monitor_pid);
-    g_autofree char *clients = alive ? helper_clients(cfg, st, json) : NULL;
+    g_autoptr(GVariant) clients = alive ? helper_clients(cfg, st) : NULL;
+    g_autofree char *text = NULL;
 
     if (json) {
-        g_autofree char *j = qs_launch_state_to_json(st);
+        g_autoptr(JsonBuilder) b = json_builder_new();
+        g_autofree char *line = NULL;
 
-        g_strchomp(j);
-        j[strlen(j) - 1] = '\0';
-        g_string_append_printf(out, "%s,\"helper_running\":%s,\"launcher_running\":%s,"
-                               "\"uptime\":%" G_GINT64_FORMAT ",\"clients\":%s}\n",
-                               j, alive ? "true" : "false",
-                               mon ? "true" : "false",
-                               alive ? now - st->started : 0,
-                               clients ? clients : "null");
+        json_builder_begin_object(b);
+        qs_launch_state_add_members(st, b);
+        qs_json_member_bool(b, "helper_running", alive);
+        qs_json_member_bool(b, "launcher_running", mon);
+        qs_json_member_int(b, "uptime", alive ? now - st->started : 0);
+        json_builder_set_member_name(b, "clients");
+        if (clients) {
+            clients_json(clients, b);
+        } else {
+            json_builder_add_null_value(b);
+        }
+        json_builder_end_object(b);
+        line = qs_json_line(b);
+        g_string_append(out, line);
         return;
     }
+    text = clients ? clients_text(clients) : NULL;
     g_string_append_printf(out, "%s: %s, mode %s, helper pid %d, port %u, "
                            "tls-port %u, uptime %" G_GINT64_FORMAT " s, "
                            "restarts %u%s, clients: %s\n", st->domain,
@@ -108,8 +141,8 @@ static void status_line(QsLaunchConfig *cfg, const QsLaunchState *st,
                            mon ? (st->supervise ? ", supervised" : "")
                                : ", launcher gone",
                            !alive ? "none"
-                           : !clients ? "unknown (no answer on the control socket)"
-                           : *clients ? clients : "none");
+                           : !text ? "unknown (no answer on the control socket)"
+                           : *text ? text : "none");
 }
 
 static void pending_out(const QsLaunchConfig *cfg, const char *domain,
