@@ -7,7 +7,8 @@ measured can be true, is. Every cell (the qemu-spice one included: a helper
 that does not serve fails it) has all its presses drawn, none before the
 link's round trip; display traffic within the link's rate; CPU figures for
 each process it watched, below the machine's cores and above zero for qemu
-and the helper; a peak RSS for qemu and the helper; everything alive at the
+and the helper, the helper's by thread adding up to its total; a peak RSS
+for qemu and the helper; everything alive at the
 end; the activity's picture scored in every cell (the still screenshot
 against qemu's screendump); and the qemu-spice cell's frozen frame equal to
 qemu's screendump (every full run so far: docs/performance.md). The outputs hold one row per
@@ -78,6 +79,19 @@ def check_cell(cell):
         assert proc == "relay" or c > 0, f"{name}: {proc} {c} cores"
     for proc in watched - {"relay"}:
         assert cell.get(f"{proc}_peak_mib", 0) > 0, f"{name}: no peak RSS of {proc}"
+    if "helper" in watched:
+        # The helper's cores by thread add up to its total: /proc rounds
+        # each thread's time down to a tick where the process's is rounded
+        # once, so per window the sum may be short by a tick a thread at
+        # each end, which 'rest' makes up; it may never be over by more.
+        threads = cell.get("helper_threads") or {}
+        assert {"qemu-spice", "qs-listener", "rest"} <= set(threads), f"{name}: {threads}"
+        assert all(v >= 0 for v in threads.values()), f"{name}: {threads}"
+        tick_cores = 1 / os.sysconf("SC_CLK_TCK") / cell["window_s"]
+        over = sum(threads.values()) - cores["helper"]
+        n = cell.get("helper_thread_count", 0)
+        assert n >= 2, f"{name}: {n} threads"
+        assert -1e-9 <= over <= 2 * n * tick_cores, f"{name}: {threads} {cores}"
 
     # The picture-quality measure: the client's activity rectangle shortly
     # after the stop, scored against qemu's screendump (tests/bench/rig).

@@ -298,7 +298,7 @@ def _drive_client(vm, link, relay, opts, rec, profile, keybox, mid_png, frozen_p
         lines.put(None)
     threading.Thread(target=reader, daemon=True).start()
 
-    cpu = measure.CpuWindow({**vm.pids(), "relay": relay.proc.pid})
+    cpu = measure.CpuWindow({**vm.pids(), "relay": relay.proc.pid}, by_thread="helper")
     samples, snap0, snap1 = [], None, None
     frames0 = frames1 = None
     deadline = time.monotonic() + opts.cell_timeout(profile)
@@ -356,6 +356,9 @@ def _drive_client(vm, link, relay, opts, rec, profile, keybox, mid_png, frozen_p
     if cpu.cores:
         rec["cpu_cores"] = cpu.cores
         rec["window_s"] = cpu.seconds
+    if cpu.threads:
+        rec["helper_threads"] = cpu.threads
+        rec["helper_thread_count"] = cpu.thread_count
     # FPS lines come once a second, so the window is counted between the
     # last ones seen at its ends.
     if frames0 and frames1 and frames1[0] > frames0[0] + 1:

@@ -4,6 +4,7 @@ and image comparison (exact pixel counts, PSNR, SSIM)."""
 
 import math
 import os
+import re
 import time
 
 import numpy as np
@@ -25,6 +26,32 @@ def cpu_seconds(pid):
     except (OSError, IndexError):
         return None
     return (int(rest[11]) + int(rest[12])) / CLK_TCK
+
+
+def thread_seconds(pid):
+    """{tid: (name, utime + stime in seconds)} for each live thread of pid;
+    {} if the process is gone."""
+    out = {}
+    try:
+        tids = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return out
+    for tid in tids:
+        try:
+            with open(f"/proc/{pid}/task/{tid}/stat") as f:
+                text = f.read()
+        except OSError:
+            continue                    # ended between the listing and the read
+        name = text[text.index("(") + 1:text.rindex(")")]
+        rest = text.rsplit(")", 1)[1].split()
+        out[tid] = (name, (int(rest[11]) + int(rest[12])) / CLK_TCK)
+    return out
+
+
+def thread_group(name):
+    """A thread's name without its instance number: 'qs-listener-1' and
+    'pool-3' count as 'qs-listener' and 'pool'."""
+    return re.sub(r"[-_]\d+$", "", name) or name
 
 
 def status_kib(pid, key):
@@ -49,19 +76,30 @@ def reset_peak_rss(pid):
 
 
 class CpuWindow:
-    """CPU seconds per wall second of a set of pids between start() and stop()."""
+    """CPU seconds per wall second of a set of pids between start() and stop(),
+    and of the threads of the pid named `by_thread`, grouped by thread name
+    (thread_group). Threads that ended inside the window are gone from /proc
+    but not from their process's total, and /proc rounds each thread's time
+    down to a tick where the process's is rounded once: the difference is
+    listed as 'rest'."""
 
-    def __init__(self, pids):
+    def __init__(self, pids, by_thread=None):
         self.pids = {k: v for k, v in pids.items() if v}
-        self.t0 = self.c0 = None
+        self.by_thread = by_thread if by_thread in self.pids else None
+        self.t0 = self.c0 = self.tc0 = None
         self.cores = {}
+        self.threads = {}
+        self.thread_count = 0
 
     def start(self):
         self.t0 = time.monotonic()
         self.c0 = {k: cpu_seconds(p) for k, p in self.pids.items()}
+        if self.by_thread:
+            self.tc0 = thread_seconds(self.pids[self.by_thread])
 
     def stop(self):
         dt = time.monotonic() - self.t0
+        t1 = thread_seconds(self.pids[self.by_thread]) if self.by_thread else {}
         for k, p in self.pids.items():
             c1 = cpu_seconds(p)
             if c1 is None or self.c0.get(k) is None or dt <= 0:
@@ -69,6 +107,17 @@ class CpuWindow:
             else:
                 self.cores[k] = (c1 - self.c0[k]) / dt
         self.seconds = dt
+        total = self.cores.get(self.by_thread) if self.by_thread else None
+        if total is not None and t1:
+            groups = {}
+            for tid, (name, secs) in t1.items():
+                # A thread born inside the window spent all its time in it.
+                before = self.tc0.get(tid, (name, 0.0))[1]
+                g = thread_group(name)
+                groups[g] = groups.get(g, 0.0) + (secs - before) / dt
+            groups["rest"] = max(0.0, total - sum(groups.values()))
+            self.threads = groups
+            self.thread_count = len(t1)
         return self.cores
 
 

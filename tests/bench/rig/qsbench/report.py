@@ -199,6 +199,30 @@ def goals_table(records, config="qs-virtio", against="spice-all"):
     return out
 
 
+def threads_table(records):
+    """The helper's cores by thread in each cell that ran one: the main loop
+    (the process's own name), qemu's listener and audio threads, GDBus,
+    GLib's pool (the encoders), and the rest: threads that ended in the
+    window, and /proc's rounding (measure.CpuWindow)."""
+    rows = [r for r in reference_order(records) if r.get("helper_threads")]
+    if not rows:
+        return []
+    names = {}
+    for r in rows:
+        for k, v in r["helper_threads"].items():
+            names[k] = names.get(k, 0.0) + v
+    cols = [k for k in sorted(names, key=lambda k: -names[k]) if k != "rest"] + ["rest"]
+    out = ["", "The helper's cores by thread, in the same window (/proc/PID/task).", "",
+           "| Config | Link | Activity | helper | " + " | ".join(cols) + " |",
+           "|" + "---|" * (4 + len(cols))]
+    for r in rows:
+        t = r["helper_threads"]
+        out.append(f"| {r['config']} | {r['link_label']} | {r['activity']} | "
+                   f"{_f((r.get('cpu_cores') or {}).get('helper'), '.3f')} | "
+                   + " | ".join(_f(t.get(c), '.3f') for c in cols) + " |")
+    return out
+
+
 def write_summary(records, meta, path):
     with open(path, "w") as f:
         f.write(f"# qs-bench run {meta['started']}\n\n")
@@ -210,6 +234,9 @@ def write_summary(records, meta, path):
         goals = goals_table(records)
         if goals:
             f.write("\n".join(goals) + "\n")
+        threads = threads_table(records)
+        if threads:
+            f.write("\n".join(threads) + "\n")
 
 
 def plots(records, out_dir):
