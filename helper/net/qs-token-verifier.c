@@ -58,8 +58,11 @@ static gboolean parse_key_line(QsTokenVerifier *v, GKeyFile *kf, const char *nam
         if (hex) {
             explicit_bzero(hex, strlen(hex));
         }
+        /* The id, not the name: a name may pad the id with zeros into a
+         * run that reads like key material. */
         g_set_error(error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA,
-                    "token keys: %s is not %d hex digits", name, 2 * QS_TOKEN_KEY_BYTES);
+                    "token keys: key-%u is not %d hex digits", (guint)id,
+                    2 * QS_TOKEN_KEY_BYTES);
         return FALSE;
     }
     explicit_bzero(hex, strlen(hex));

@@ -148,6 +148,9 @@ static void test_key_file(void)
     assert_key_file_refused("[tokens]\nvm=" VM "\nkey-0=" VM_KEY_HEX "\n", "key-0");
     assert_key_file_refused("[tokens]\nvm=" VM "\nkey-256=" VM_KEY_HEX "\n", "key-256");
     assert_key_file_refused("[tokens]\nvm=" VM "\nkey-1=66a5\n", "key-1 is not");
+    /* A zero-padded id is named by its number, not by a hex-like run. */
+    assert_key_file_refused("[tokens]\nvm=" VM "\nkey-00000000000000000001=66a5\n",
+                            "key-1 is not");
     assert_key_file_refused("[tokens]\nvm=" VM "\nkey-1=" VM_KEY_HEX "\nkey=1\n",
                             "unknown entry 'key'");
     assert_key_file_refused("[tokens]\nvm=" VM "\nkey-1=" VM_KEY_HEX "\nkey-01="
