@@ -3,7 +3,9 @@
 """qemu-spice --print-capabilities: one JSON object on one line, its type
 and version those of the binary, and every feature backed by the options
 it names in --help-all (a feature without its options would promise what
-the helper cannot do)."""
+the helper cannot do). A feature that is no option (qemu's D-Bus chardevs)
+names what --help-all must say instead: the interface and names it
+serves."""
 
 import json
 import subprocess
@@ -26,6 +28,13 @@ OPTIONS = {
     "agent-fd": ["--agent-fd"],
     "token-keys": ["--token-keys-file", "--token-keys-fd"],
     "tls": ["--tls-listen-fd", "--tls-dir"],
+    "dbus-chardev": [],
+}
+
+# Text --help-all must hold for features that are not (only) options.
+THINGS = {
+    "dbus-chardev": ["org.qemu.Display1.Chardev", "com.redhat.spice.0", "org.qemu.usbredir",
+                     "org.spice-space.smartcard", "org.spice-space.", "org.qemu.console."],
 }
 
 
@@ -52,10 +61,14 @@ def main(helper):
     # build of the tree builds (the installed one is checked by the smoke tests)
     assert set(OPTIONS) <= set(features), set(OPTIONS) - set(features)
     help_all = run(helper, "--help-all")
+    flat = " ".join(help_all.split())
     for f in features:
         for opt in OPTIONS[f]:
             assert f"  {opt}=" in help_all or f"  {opt} " in help_all or \
                 f"  {opt}\n" in help_all, f"feature {f}: no {opt} in --help-all"
+        for thing in THINGS.get(f, []):
+            assert thing in flat, f"feature {f}: --help-all does not name {thing}"
+        assert OPTIONS[f] or THINGS.get(f), f"feature {f} names nothing"
     # --print-capabilities wins over everything else, like --version
     assert run(helper, "--print-capabilities", "--listen", "x") == out
     print(out, end="")
