@@ -77,8 +77,10 @@ static const GOptionEntry entries[] = {
       "Test builds only: control socket at PATH", "PATH" },
 #endif
     { "control-fd", 0, 0, G_OPTION_ARG_INT, &arg_control_fd,
-      "Serve the launcher's control interface (org.qemuspice.Helper1) on "
-      "connections accepted from the listening Unix socket FD", "FD" },
+      "Serve the control interface (org.qemuspice.Helper1: tickets, "
+      "certificates, status, AddClient for a client's connected socket) on "
+      "connections accepted from the listening Unix socket FD; with "
+      "--dbus-address also on the VM's bus", "FD" },
     { "port-fd", 0, 0, G_OPTION_ARG_STRING_ARRAY, &arg_port_fds,
       "Offer qemu's virtio-serial port NAME as a SPICE port channel, its "
       "chardev reached on the inherited stream socket FD (connected, or "

@@ -30,6 +30,7 @@ gboolean qs_helper_print_capabilities(void)
         "agent-fd",        /* --agent-fd FD: the guest's own agent */
         "token-keys",      /* signed console tokens: --token-keys-file, --token-keys-fd */
         "dbus-chardev",    /* qemu's -chardev dbus (org.qemu.Display1.Chardev) as channels */
+        "add-client",      /* org.qemuspice.Helper1.AddClient: virDomainOpenGraphicsFD */
     };
     g_autoptr(GError) error = NULL;
     g_autoptr(GString) out = g_string_new(NULL);
