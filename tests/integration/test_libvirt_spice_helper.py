@@ -17,6 +17,8 @@ agent channel):
   as qemu's process, line for line);
 - a password and its expiry from the XML, changed live with update-device:
   the old password refused, the new one taken, an expired one refused;
+- remote-viewer on domdisplay's URI and `virt-viewer --connect URI
+  DOMAIN` under Xvfb show qemu's screendump whole;
 - virDomainOpenGraphicsFD hands the client to the helper (AddClient);
 - a restart of virtqemud keeps the helper and its console, and destroy
   after it still stops the helper;
@@ -35,8 +37,10 @@ import time
 import pytest
 
 from harness.qemu import parse_ppm
+from harness.services import Xvfb
 from libvirt_helper_support import QS_DIR, PatchedLibvirt, domain_xml
-from serve_support import run_client
+from serve_support import require_tool, run_client
+from viewer_support import remote_viewer_sight
 
 VIRT_MANAGER_SPICE = """<graphics type='spice' autoport='yes'>
       <listen type='address'/>
@@ -227,6 +231,39 @@ def test_nova_domain_on_its_listen_address(helper_libvirt, domains, test_client,
     assert lv.virsh("domdisplay", name).stdout.strip() == f"spice://127.0.0.2:{port}"
     assert listening_pids(port, "127.0.0.2") == {helper_pid(lv, name)}
     assert_exact_picture(lv, name, test_client, tmp_path, host="127.0.0.2")
+
+
+@pytest.mark.timeout(300)
+def test_remote_viewer_and_virt_viewer_show_the_guest(helper_libvirt, domains, test_client,
+                                                      tmp_path):
+    """The real viewers: remote-viewer on domdisplay's URI, and virt-viewer
+    --connect URI DOMAIN, which reads the live XML itself (through the
+    daemon's socket where the namespace has it), each show qemu's
+    screendump of the paused guest whole."""
+    lv = helper_libvirt
+    name = start(lv, domains, "qs-s-viewer", VIRT_MANAGER_SPICE, VIRT_MANAGER_DEVICES)
+    port = live_port(lv, name)
+    run_client(test_client, "--port", port, "--settle", "500", "info", timeout=60)
+    lv.virsh("suspend", name)
+    lv.virsh("screenshot", name, f"{QS_DIR}/{name}.png")
+    w, h, reference = png_pixels(lv.read_bytes(f"{QS_DIR}/{name}.png"))
+    uri = lv.virsh("domdisplay", name).stdout.strip()
+    # A screen larger than the guest's 1280x800, so the window shows it whole.
+    with Xvfb(screen="1600x1000x24") as xvfb:
+        (tmp_path / "remote").mkdir()
+        sight = remote_viewer_sight(require_tool("remote-viewer", "virt-viewer"), uri, xvfb,
+                                    w, h, reference, tmp_path / "remote", want=1.0)
+        assert sight and sight[2] == 1.0, f"remote-viewer on {uri}: {sight}"
+        # virt-viewer in the daemon's mount namespace, to reach its socket;
+        # its argv is: virt-viewer --connect=URI DOMAIN.
+        (tmp_path / "virt").mkdir()
+        socket_uri = f"qemu+unix:///system?socket={lv.dir}/root/run/libvirt/virtqemud-sock"
+        sight = remote_viewer_sight(f"--connect={socket_uri}", name, xvfb, w, h, reference,
+                                    tmp_path / "virt", want=1.0,
+                                    prefix=["nsenter", "-t", lv.holder.pid, "-m",
+                                            require_tool("virt-viewer", "virt-viewer")])
+        assert sight and sight[2] == 1.0, f"virt-viewer --connect: {sight}"
+    lv.virsh("resume", name)
 
 
 @pytest.mark.timeout(240)
