@@ -220,6 +220,15 @@ def test_virt_manager_domain_is_served_by_the_helper(helper_libvirt, domains, te
     assert lv.virsh("domdisplay", name).stdout.strip() == f"spice://127.0.0.1:{port}"
     pid = helper_pid(lv, name)
     assert pid and listening_pids(port) == {pid}
+    # libvirt's chardevs reached the helper under the names it serves.
+    log = lv.read_bytes(f"/var/log/libvirt/qemu/{name}-qemu-spice.log").decode()
+    path = "/org/qemu/Display1/Chardev_"
+    assert ("offering qemu's D-Bus chardevs as SPICE channels: "
+            f"usbredir.0 (usbredir channel 0, {path}charredir0), "
+            f"usbredir.1 (usbredir channel 1, {path}charredir1)") in log, log
+    assert ("agent: the guest's agent on com.redhat.spice.0 serves the clients "
+            f"(qemu's D-Bus chardev {path}charchannel0") in log, log
+    assert "audio: registered with qemu's D-Bus audio" in log, log
     assert_exact_picture(lv, name, test_client, tmp_path)
 
 
