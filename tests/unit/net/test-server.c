@@ -909,12 +909,13 @@ static void test_half_open_flood(void)
     for (int i = 0; i < 20; i++) {
         gint64 e0 = g_get_monotonic_time();
 
+        /* The active session stays served (assert_echo's own deadline
+         * is a hang bound). How fast is a figure, not asserted in a test
+         * that also runs under the sanitizers: an unloaded plain run
+         * takes ~0.1 ms. */
         assert_echo(m, "during the flood");
-        /* The active session stays responsive (the bound is loose: the
-         * test machine may be loaded; an unloaded run takes ~0.1 ms). */
         g_test_message("echo %" G_GINT64_FORMAT " us",
                        g_get_monotonic_time() - e0);
-        g_assert_cmpint(g_get_monotonic_time() - e0, <, 500 * 1000);
     }
     t0 = g_get_monotonic_time();
     c = net_test_client_connect(f->port, FALSE);
@@ -923,7 +924,6 @@ static void test_half_open_flood(void)
                                          PASSWORD), ==, 0);
     g_test_message("linked during the flood in %" G_GINT64_FORMAT " us",
                    g_get_monotonic_time() - t0);
-    g_assert_cmpint(g_get_monotonic_time() - t0, <, 2 * G_USEC_PER_SEC);
     assert_echo(c, "new");
     assert_echo(m, "old");
     /* Never more pending than the limit; the oldest idle ones are gone. */
