@@ -25,7 +25,7 @@ gboolean qs_link_log_allowed(QsServer *s)
 gboolean qs_link_charge(QsServer *s, const char *source)
 {
     if (!s->rate ||
-        qs_rate_limit_take(s->rate, source, g_get_monotonic_time())) {
+        qs_rate_limit_take(s->rate, source, s->rate_clock())) {
         return TRUE;
     }
     s->rate_refused++;

@@ -261,7 +261,7 @@ static gboolean finish_link(Pending *p)
     }
     qs_link_auth_commit(s, &p->grant, session_id);
     if (s->rate && p->charged) {
-        qs_rate_limit_refund(s->rate, p->source, g_get_monotonic_time());
+        qs_rate_limit_refund(s->rate, p->source, s->rate_clock());
     }
     fd = qs_stream_get_fd(p->stream);
     /* Linked channels live long: let TCP notice a vanished client. */

@@ -34,6 +34,10 @@ typedef struct {
     gint max_link_rate;      /* keyed link attempts per second per source,
                               * 0 = no limit */
     gint max_link_burst;     /* ... up to this many at once */
+    /* Not an option: the link rate's clock, monotonic microseconds; NULL
+     * is g_get_monotonic_time. Unit tests pass a fake one, so the rate's
+     * refill does not depend on how fast the machine runs them. */
+    gint64 (*link_rate_clock)(void);
 
     /* Filled by qs_net_config_validate(). */
     QsTicket *ticket;        /* NULL: no fixed ticket (tokens only, or

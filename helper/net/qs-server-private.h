@@ -31,6 +31,7 @@ struct QsServer {
     GHashTable *per_source; /* source → count */
     QsKeyPool *keys;
     QsRateLimit *rate;      /* NULL: no per-source link rate limit */
+    gint64 (*rate_clock)(void);
     guint64 rate_refused;   /* links refused by it */
     guint64 evictions;
     gint64 log_window_start;

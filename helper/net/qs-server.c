@@ -196,6 +196,7 @@ QsServer *qs_server_new(const QsNetConfig *cfg,
     s->per_source = g_hash_table_new_full(g_str_hash, g_str_equal, g_free,
                                           NULL);
     s->keys = qs_key_pool_new(KEY_SPARES);
+    s->rate_clock = cfg->link_rate_clock ? cfg->link_rate_clock : g_get_monotonic_time;
     if (cfg->max_link_rate > 0) {
         s->rate = qs_rate_limit_new((guint)cfg->max_link_rate,
                                     (guint)MAX(cfg->max_link_burst, 1),
