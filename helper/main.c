@@ -22,6 +22,8 @@
 #include "net/qs-tls.h"
 #include "qs-helper-audio.h"
 #include "qs-helper-bridges.h"
+#include "qs-helper-capabilities.h"
+#include "qs-helper-chardevs.h"
 #include "qs-helper-control.h"
 #include "qs-confine.h"
 #ifdef QS_TEST_CONTROLS
@@ -75,8 +77,10 @@ static const GOptionEntry entries[] = {
       "Test builds only: control socket at PATH", "PATH" },
 #endif
     { "control-fd", 0, 0, G_OPTION_ARG_INT, &arg_control_fd,
-      "Serve the launcher's control interface (org.qemuspice.Helper1) on "
-      "connections accepted from the listening Unix socket FD", "FD" },
+      "Serve the control interface (org.qemuspice.Helper1: tickets, "
+      "certificates, status, AddClient for a client's connected socket) on "
+      "connections accepted from the listening Unix socket FD; with "
+      "--dbus-address also on the VM's bus", "FD" },
     { "port-fd", 0, 0, G_OPTION_ARG_STRING_ARRAY, &arg_port_fds,
       "Offer qemu's virtio-serial port NAME as a SPICE port channel, its "
       "chardev reached on the inherited stream socket FD (connected, or "
@@ -117,45 +121,6 @@ typedef struct {
     const char *leaving;        /* why the loop ended, for the control peers */
     gboolean display_gone;      /* may come before the loop runs */
 } App;
-
-/* For a management layer that starts helpers (as libvirt asks qemu-rdp):
- * one JSON object, {"type", "version", "features"}, each feature naming
- * options this binary has. "tls" only when the TLS module loads, so the
- * answer holds for this installation, not just this build. */
-static int print_capabilities(void)
-{
-    static const char *const always[] = {
-        "dbus-p2p-fd",     /* --dbus-p2p-fd: virDomainOpenGraphicsFD */
-        "dbus-address",    /* --dbus-address, --vm: a per-VM bus */
-        "listen-fd",       /* --listen-fd, --tls-listen-fd: bound by the caller */
-        "ticket-fd",       /* --ticket-fd: the password on a pipe */
-        "control-fd",      /* --control-fd: org.qemuspice.Helper1 */
-        "multi-console",   /* every graphic console, or --console N */
-        "sessions",        /* several clients at once: --max-sessions, --when-full */
-        "max-fps",         /* --max-fps: a ceiling on streams' frame rate */
-        "view-ticket",     /* view-only clients: --view-ticket-file, --view-ticket-fd */
-        "confinement",     /* --user and the rest of --help-confinement */
-        "port-fd",         /* --port-fd NAME=FD: virtio-serial ports as port channels */
-        "usbredir-fd",     /* --usbredir-fd FD: usb-redir devices as usbredir channels */
-        "smartcard-fd",    /* --smartcard-fd FD: ccid-card-passthru as the smartcard channel */
-        "agent-fd",        /* --agent-fd FD: the guest's own agent */
-        "token-keys",      /* signed console tokens: --token-keys-file, --token-keys-fd */
-    };
-    g_autoptr(GError) error = NULL;
-    g_autoptr(GString) out = g_string_new(NULL);
-
-    g_string_append_printf(out, "{\"type\":\"qemu-spice\",\"version\":\"%s\","
-                           "\"features\":[", QS_VERSION);
-    for (guint i = 0; i < G_N_ELEMENTS(always); i++) {
-        g_string_append_printf(out, "%s\"%s\"", i ? "," : "", always[i]);
-    }
-    if (qs_tls_load(&error)) {
-        g_string_append(out, ",\"tls\"");
-    }
-    g_string_append(out, "]}\n");
-    fputs(out->str, stdout);
-    return fflush(stdout) == 0 ? QS_EXIT_OK : QS_EXIT_FAILURE;
-}
 
 static void log_handler(const char *domain, GLogLevelFlags level,
                         const char *message, gpointer data)
@@ -356,6 +321,13 @@ int main(int argc, char **argv)
     g_option_context_set_description(ctx,
         "Exactly one of --dbus-p2p-fd, --dbus-address and --qmp is needed,\n"
         "and at least one listener (see --help-net).\n"
+        "\n"
+        "qemu's D-Bus chardevs (-chardev dbus, org.qemu.Display1.Chardev) are\n"
+        "served without options: com.redhat.spice.0 as the guest's agent,\n"
+        "each org.qemu.usbredir as a usbredir channel, org.spice-space.smartcard\n"
+        "as the smartcard channel, names under org.spice-space. and\n"
+        "org.qemu.console. as port channels; the --*-fd options give the same\n"
+        "from sockets instead.\n"
         "See qemu-spice(1).");
     g_option_context_add_main_entries(ctx, entries, NULL);
     qs_net_config_init(&net_cfg);
@@ -372,7 +344,7 @@ int main(int argc, char **argv)
     }
     if (arg_print_capabilities) {
         qs_net_config_clear(&net_cfg);
-        return print_capabilities();
+        return qs_helper_print_capabilities() ? QS_EXIT_OK : QS_EXIT_FAILURE;
     }
     if (argc > 1) {
         g_autofree char *msg = g_strdup_printf("unexpected argument '%s'",
@@ -410,19 +382,10 @@ int main(int argc, char **argv)
         qs_net_config_clear(&net_cfg);
         return usage_error(error->message);
     }
-    if (arg_agent_fd >= 0) {
-        QsChardev *cd = qs_chardev_new(QS_PORT_AGENT, arg_agent_fd, &error);
-
-        if (!cd) {
-            qs_helper_free_bridges(bridges, n_bridges);
-            qs_net_config_clear(&net_cfg);
-            g_prefix_error(&error, "--agent-fd: ");
-            return usage_error(error->message);
-        }
-        g_message("agent: the guest's agent on com.redhat.spice.0 serves the clients "
-                  "(qemu's end %s); the emulated agent is off",
-                  qs_chardev_is_listening(cd) ? "connects to us" : "connected");
-        guest_agent = qs_agent_guest_new(cd);
+    if (arg_agent_fd >= 0 && !(guest_agent = qs_helper_make_guest_agent(arg_agent_fd, &error))) {
+        qs_helper_free_bridges(bridges, n_bridges);
+        qs_net_config_clear(&net_cfg);
+        return usage_error(error->message);
     }
     /* Before any thread: uid for a per-VM bus, no_new_privs, bounding set. */
     if (!qs_confine_prepare(&confine_cfg, arg_dbus_address != NULL, &error)) {
@@ -447,10 +410,14 @@ int main(int argc, char **argv)
         return QS_EXIT_FAILURE;
     }
     /* Back to root for the rest of the start-up (listeners, files). */
-    if (!qs_confine_end_bus_identity(&confine_cfg, &error)) {
-        fprintf(stderr, "qemu-spice: %s\n", error->message);
+    if (!qs_confine_end_bus_identity(&confine_cfg, &error) ||
+        !qs_helper_add_dbus_chardevs(display, bridges, &n_bridges, &guest_agent, &error)) {
         qs_helper_free_bridges(bridges, n_bridges);
         qs_net_config_clear(&net_cfg);
+        if (error->domain == G_OPTION_ERROR) {
+            return usage_error(error->message);
+        }
+        fprintf(stderr, "qemu-spice: %s\n", error->message);
         return QS_EXIT_FAILURE;
     }
     /* One head (display + cursor channel) per served console, in order. */

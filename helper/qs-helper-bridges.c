@@ -103,6 +103,20 @@ gboolean qs_helper_make_bridges(char **port_fds, char **usbredir_fds, const char
     return TRUE;
 }
 
+QsAgentGuest *qs_helper_make_guest_agent(int agent_fd, GError **error)
+{
+    QsChardev *cd = qs_chardev_new(QS_PORT_AGENT, agent_fd, error);
+
+    if (!cd) {
+        g_prefix_error(error, "--agent-fd: ");
+        return NULL;
+    }
+    g_message("agent: the guest's agent on com.redhat.spice.0 serves the clients "
+              "(qemu's end %s); the emulated agent is off",
+              qs_chardev_is_listening(cd) ? "connects to us" : "connected");
+    return qs_agent_guest_new(cd);
+}
+
 void qs_helper_free_bridges(QsVmcBridge **bridges, guint n)
 {
     for (guint i = 0; i < n; i++) {

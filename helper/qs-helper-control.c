@@ -81,6 +81,20 @@ static gboolean set_token_keys(const char *text, gsize len, gpointer data, GErro
     return TRUE;
 }
 
+static gboolean add_client(int fd, gboolean skip_auth, gboolean tls, gpointer data,
+                           GError **error)
+{
+    QsHelperControl *hc = data;
+    g_autofree char *peer = NULL;
+
+    if (!(peer = qs_server_add_client(hc->server, fd, skip_auth, tls, error))) {
+        return FALSE;
+    }
+    g_message("control: client socket %s added (%s%s)", peer, tls ? "TLS" : "plain",
+              skip_auth ? ", no credential asked" : "");
+    return TRUE;
+}
+
 static gboolean disconnect_client(const char *address, gpointer data, GError **error)
 {
     QsHelperControl *hc = data;
@@ -143,6 +157,7 @@ const QsControlOps *qs_helper_control_ops(void)
         .set_ticket = set_ticket,
         .set_view_ticket = set_view_ticket,
         .set_token_keys = set_token_keys,
+        .add_client = add_client,
         .disconnect_client = disconnect_client,
         .set_certificates = set_certificates,
         .list_clients = list_clients,

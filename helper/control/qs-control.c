@@ -9,6 +9,7 @@
 #include "control/qs-control.h"
 
 #include <gio/gio.h>
+#include <gio/gunixfdlist.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -152,6 +153,32 @@ static gboolean on_set_token_keys(QsDBusHelper1 *iface, GDBusMethodInvocation *i
     return G_DBUS_METHOD_INVOCATION_HANDLED;
 }
 
+static gboolean on_add_client(QsDBusHelper1 *iface, GDBusMethodInvocation *inv,
+                              GUnixFDList *fds, GVariant *socket, gboolean skipauth,
+                              gboolean tls)
+{
+    QsControl *ctl = QS_CONTROL_OBJECT(iface)->ctl;
+    g_autoptr(GError) error = NULL;
+    gint32 index = g_variant_get_handle(socket);
+    int fd;
+
+    /* The list's descriptors are its own; ours is a CLOEXEC duplicate. */
+    if (!fds || index < 0 || index >= g_unix_fd_list_get_length(fds)) {
+        g_dbus_method_invocation_return_error(inv, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
+                                              "AddClient: the call carries no descriptor "
+                                              "for its socket argument");
+        return G_DBUS_METHOD_INVOCATION_HANDLED;
+    }
+    if ((fd = g_unix_fd_list_get(fds, index, &error)) < 0 ||
+        !ctl->ops->add_client(fd, skipauth, tls, ctl->data, &error)) {
+        g_prefix_error(&error, "AddClient: ");
+        g_dbus_method_invocation_return_gerror(inv, error);
+        return G_DBUS_METHOD_INVOCATION_HANDLED;
+    }
+    qs_dbus_helper1_complete_add_client(iface, inv, NULL);
+    return G_DBUS_METHOD_INVOCATION_HANDLED;
+}
+
 static gboolean on_disconnect_client(QsDBusHelper1 *iface, GDBusMethodInvocation *inv,
                                      const char *address)
 {
@@ -211,6 +238,7 @@ static void qs_control_object_iface_init(QsDBusHelper1Iface *iface)
     iface->handle_set_ticket = on_set_ticket;
     iface->handle_set_view_ticket = on_set_view_ticket;
     iface->handle_set_token_keys = on_set_token_keys;
+    iface->handle_add_client = on_add_client;
     iface->handle_disconnect_client = on_disconnect_client;
     iface->handle_set_certificates = on_set_certificates;
     iface->handle_get_status = on_get_status;

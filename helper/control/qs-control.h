@@ -30,6 +30,11 @@ typedef struct {
     /* New token keys (a key file's text). */
     gboolean (*set_token_keys)(const char *text, gsize len, gpointer data,
                                GError **error);
+    /* A connected client socket `fd` (taken in all cases) served as if
+     * accepted on the plain (`tls` FALSE) or TLS listener; `skip_auth`:
+     * it links without a credential, with control rights. */
+    gboolean (*add_client)(int fd, gboolean skip_auth, gboolean tls, gpointer data,
+                           GError **error);
     /* Ends the session of the client linked from `address`; an error
      * (G_IO_ERROR_NOT_FOUND) when none is. */
     gboolean (*disconnect_client)(const char *address, gpointer data, GError **error);

@@ -10,10 +10,14 @@
 #define IFACE_VM "org.qemu.Display1.VM"
 #define IFACE_CONSOLE "org.qemu.Display1.Console"
 #define AUDIO_PATH DISPLAY_PATH "/Audio"
+#define CHARDEV_PREFIX DISPLAY_PATH "/Chardev_"
 #define IFACE_AUDIO "org.qemu.Display1.Audio"
 #define IFACE_OBJECT_MANAGER "org.freedesktop.DBus.ObjectManager"
 #define BUS_NAME "org.qemu"
 #define MAX_CONSOLES 64
+/* -chardev dbus objects taken at attach (more than any channel list has
+ * room for: what is not served is still named in the log). */
+#define MAX_CHARDEVS 64
 
 /* The server side of qemu's p2p D-Bus handshake on `fd` (ours), at most
  * `timeout_ms`. */

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "display/qs-chardev-names.h"
 #include "display/qs-display-connect.h"
 #include "display/qs-qmp.h"
 
@@ -28,6 +29,7 @@ struct QsDisplay {
     char *vm_name;
     char *vm_uuid;
     GPtrArray *consoles;        /* QsConsole, served, in console order */
+    GPtrArray *chardevs;        /* QsQemuChardev, in object path order */
     guint watch_id;
     guint removed_sub, added_sub;
     gulong closed_handler;
@@ -72,6 +74,12 @@ typedef struct {
 static int compare_console(gconstpointer a, gconstpointer b)
 {
     return ((const ConsoleInfo *)a)->id - ((const ConsoleInfo *)b)->id;
+}
+
+static int compare_chardev(gconstpointer a, gconstpointer b)
+{
+    return qs_chardev_path_compare(qs_qemu_chardev_get_path(*(QsQemuChardev *const *)a),
+                                   qs_qemu_chardev_get_path(*(QsQemuChardev *const *)b));
 }
 
 static gboolean discover(QsDisplay *d, const QsDisplayOptions *opts,
@@ -119,6 +127,16 @@ static gboolean discover(QsDisplay *d, const QsDisplayOptions *opts,
             has_interfaces = g_variant_lookup_value(vm, "Interfaces", NULL) != NULL;
         } else if (audio && g_str_equal(path, AUDIO_PATH)) {
             d->audio = QS_DISPLAY_AUDIO_YES;
+        } else if (g_str_has_prefix(path, CHARDEV_PREFIX)) {
+            QsQemuChardev *c = qs_qemu_chardev_from_object(d->conn, d->dest, path, ifaces);
+
+            if (c && d->chardevs->len < MAX_CHARDEVS) {
+                g_ptr_array_add(d->chardevs, c);
+            } else if (c) {
+                g_warning("chardev %s (%s) left alone: more than %d D-Bus chardevs", path,
+                          qs_qemu_chardev_get_name(c), MAX_CHARDEVS);
+                qs_qemu_chardev_free(c);
+            }
         } else if (con && id >= 0 && consoles->len < MAX_CONSOLES) {
             g_autofree char *type = qs_display_lookup_string(con, "Type");
             ConsoleInfo info = { id, g_strcmp0(type, "Graphic") == 0 };
@@ -127,6 +145,7 @@ static gboolean discover(QsDisplay *d, const QsDisplayOptions *opts,
         }
     }
     g_array_sort(consoles, compare_console);
+    g_ptr_array_sort(d->chardevs, compare_chardev);
     for (guint i = 0; i < consoles->len; i++) {
         ConsoleInfo *c = &g_array_index(consoles, ConsoleInfo, i);
         gboolean serve = opts->console >= 0 ? c->id == opts->console
@@ -363,6 +382,7 @@ QsDisplay *qs_display_attach(const QsDisplayOptions *opts, GError **error)
         return NULL;
     }
     g_dbus_connection_set_exit_on_close(d->conn, FALSE);
+    d->chardevs = g_ptr_array_new_with_free_func((GDestroyNotify)qs_qemu_chardev_free);
     if (!discover(d, opts, chosen, error)) {
         return NULL;
     }
@@ -418,6 +438,7 @@ void qs_display_free(QsDisplay *d)
         return;
     }
     g_clear_pointer(&d->consoles, g_ptr_array_unref);
+    g_clear_pointer(&d->chardevs, g_ptr_array_unref);
     g_clear_handle_id(&d->probe_id, g_source_remove);
     if (d->probe_cancel) {
         g_cancellable_cancel(d->probe_cancel);
@@ -481,4 +502,14 @@ QsDisplayAudio qs_display_get_audio(QsDisplay *d)
 const char *qs_display_get_dest(QsDisplay *d)
 {
     return d->dest;
+}
+
+guint qs_display_get_n_chardevs(QsDisplay *d)
+{
+    return d->chardevs->len;
+}
+
+QsQemuChardev *qs_display_get_chardev_at(QsDisplay *d, guint index)
+{
+    return index < d->chardevs->len ? d->chardevs->pdata[index] : NULL;
 }

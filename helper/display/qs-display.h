@@ -5,6 +5,7 @@
 #include <gio/gio.h>
 
 #include "display/qs-console.h"
+#include "display/qs-qemu-chardev.h"
 
 typedef struct {
     int p2p_fd;                 /* --dbus-p2p-fd, or -1 */
@@ -61,3 +62,8 @@ QsConsole *qs_display_get_console_at(QsDisplay *display, guint index);
 GDBusConnection *qs_display_get_connection(QsDisplay *display);
 const char *qs_display_get_dest(QsDisplay *display);
 QsDisplayAudio qs_display_get_audio(QsDisplay *display);
+/* qemu's -chardev dbus chardevs as found at attach (at most 64), ordered
+ * by object path (chardev id, numbers by value); the display owns them.
+ * Chardevs added later are not seen. */
+guint qs_display_get_n_chardevs(QsDisplay *display);
+QsQemuChardev *qs_display_get_chardev_at(QsDisplay *display, guint index);

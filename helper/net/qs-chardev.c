@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* A stream socket to a qemu chardev: reads on request, a write queue, qemu closing and (on a listening socket) connecting again. */
+/* A stream socket to a qemu chardev: reads on request, a write queue, qemu closing and (on a listening socket, or dialed on demand) connecting again. */
 #include "net/qs-chardev.h"
 
 #include <errno.h>
@@ -10,6 +10,14 @@
 #include <unistd.h>
 
 #define DEFAULT_LOW_WATER (64u * 1024u)
+/* Dialed chardevs: the pause after a first failed dial, doubled up to the
+ * ceiling; a connection qemu ends sooner than QUICK_CLOSE_US after it
+ * opened is dialed again only after REDIAL_AFTER_QUICK_CLOSE_MS, so a
+ * chardev that closes at once cannot keep us dialing in a loop. */
+#define DIAL_RETRY_FIRST_MS 100u
+#define DIAL_RETRY_MAX_MS 5000u
+#define QUICK_CLOSE_US (1000 * 1000)
+#define REDIAL_AFTER_QUICK_CLOSE_MS 1000u
 
 typedef struct {
     GSource source;
@@ -34,13 +42,56 @@ struct QsChardev {
 
     QsChardevHandlers handlers;
     gpointer user_data;
+
+    /* Dialed: connections come from `dialer` on demand. */
+    gboolean dialed;
+    QsChardevDialer dialer;
+    gpointer dialer_data;
+    gboolean dialing;           /* a dial is outstanding */
+    gboolean dial_gave_up;      /* qemu's chardev is gone for good */
+    GSource *next_dial;         /* the next dial, scheduled */
+    guint dial_delay_ms;        /* before the next dial */
+    guint retry_ms;             /* the current run of failures' pause */
+    gint64 opened_us;
 };
+
+static void update(QsChardev *cd);
+
+static gboolean on_next_dial(gpointer data)
+{
+    QsChardev *cd = data;
+
+    g_source_unref(g_steal_pointer(&cd->next_dial));
+    cd->dialing = TRUE;
+    cd->dialer.dial(cd, cd->dialer_data);
+    return G_SOURCE_REMOVE;
+}
+
+/* Dials from the loop, never from inside the caller that made it wanted. */
+static void schedule_dial(QsChardev *cd)
+{
+    gboolean wanted = cd->fd < 0 && cd->accepting && !cd->dialing && !cd->dial_gave_up;
+
+    if (!wanted && cd->next_dial) {
+        g_source_destroy(cd->next_dial);
+        g_source_unref(g_steal_pointer(&cd->next_dial));
+    } else if (wanted && !cd->next_dial) {
+        g_autoptr(GMainContext) ctx = g_main_context_ref_thread_default();
+
+        cd->next_dial = g_timeout_source_new(cd->dial_delay_ms);
+        g_source_set_callback(cd->next_dial, on_next_dial, cd, NULL);
+        g_source_attach(cd->next_dial, ctx);
+    }
+}
 
 static void update(QsChardev *cd)
 {
     ChardevSource *src = (ChardevSource *)cd->source;
     GIOCondition cond = 0;
 
+    if (cd->dialed) {
+        schedule_dial(cd);
+    }
     if (cd->listen_tag) {
         g_source_modify_unix_fd(&src->source, cd->listen_tag,
                                 cd->fd < 0 && cd->accepting ? G_IO_IN : 0);
@@ -70,9 +121,11 @@ static void update(QsChardev *cd)
     }
 }
 
-static void drop_connection(QsChardev *cd, const char *reason)
+/* `by_qemu`: the connection ended on qemu's side (or failed), not at our
+ * request. */
+static void drop_connection(QsChardev *cd, const char *reason, gboolean by_qemu)
 {
-    gboolean for_good = cd->listen_fd < 0;
+    gboolean for_good = cd->listen_fd < 0 && !cd->dialed;
 
     if (cd->fd < 0) {
         return;
@@ -89,7 +142,10 @@ static void drop_connection(QsChardev *cd, const char *reason)
     cd->above_low_water = FALSE;
     g_message("chardev %s: qemu's end closed (%s)%s", cd->name, reason,
               for_good ? "; it was a connected socket, so the port stays closed"
-                       : "; waiting for qemu to connect again");
+              : cd->dialed ? "; a new connection is registered with qemu when wanted"
+                           : "; waiting for qemu to connect again");
+    cd->dial_delay_ms = by_qemu && g_get_monotonic_time() - cd->opened_us < QUICK_CLOSE_US
+                        ? REDIAL_AFTER_QUICK_CLOSE_MS : 0;
     update(cd);
     if (cd->handlers.closed) {
         cd->handlers.closed(cd, reason, for_good, cd->user_data);
@@ -108,6 +164,7 @@ static void do_accept(QsChardev *cd)
         return;
     }
     cd->fd = fd;
+    cd->opened_us = g_get_monotonic_time();
     g_message("chardev %s: qemu connected", cd->name);
     update(cd);
     if (cd->handlers.opened) {
@@ -128,7 +185,7 @@ static void do_write(QsChardev *cd)
             break;
         }
         if (w < 0) {
-            drop_connection(cd, g_strerror(errno));
+            drop_connection(cd, g_strerror(errno), TRUE);
             return;
         }
         cd->out_off += (gsize)w;
@@ -162,7 +219,7 @@ static void do_read(QsChardev *cd)
         return;
     }
     if (n <= 0) {
-        drop_connection(cd, n == 0 ? "end of stream" : g_strerror(errno));
+        drop_connection(cd, n == 0 ? "end of stream" : g_strerror(errno), TRUE);
         return;
     }
     if (cd->handlers.data) {
@@ -229,31 +286,108 @@ static gboolean prepare_fd(const char *name, int fd, gboolean *listening, GError
     return TRUE;
 }
 
+static QsChardev *chardev_new(const char *name, int listen_fd, int fd)
+{
+    QsChardev *cd = g_new0(QsChardev, 1);
+
+    cd->name = g_strdup(name);
+    cd->listen_fd = listen_fd;
+    cd->fd = fd;
+    cd->out = g_byte_array_new();
+    cd->low_water = DEFAULT_LOW_WATER;
+    cd->accepting = TRUE;
+    cd->opened_us = g_get_monotonic_time();
+    cd->source = g_source_new(&source_funcs, sizeof(ChardevSource));
+    ((ChardevSource *)cd->source)->cd = cd;
+    g_source_set_name(cd->source, "qs-chardev");
+    if (listen_fd >= 0) {
+        cd->listen_tag = g_source_add_unix_fd(cd->source, listen_fd, G_IO_IN);
+    }
+    return cd;
+}
+
+static void chardev_start(QsChardev *cd)
+{
+    g_autoptr(GMainContext) ctx = g_main_context_ref_thread_default();
+
+    update(cd);
+    g_source_attach(cd->source, ctx);
+}
+
 QsChardev *qs_chardev_new(const char *name, int fd, GError **error)
 {
     QsChardev *cd;
     gboolean listening;
-    g_autoptr(GMainContext) ctx = g_main_context_ref_thread_default();
 
     if (!prepare_fd(name, fd, &listening, error)) {
         return NULL;
     }
-    cd = g_new0(QsChardev, 1);
-    cd->name = g_strdup(name);
-    cd->listen_fd = listening ? fd : -1;
-    cd->fd = listening ? -1 : fd;
-    cd->out = g_byte_array_new();
-    cd->low_water = DEFAULT_LOW_WATER;
-    cd->accepting = TRUE;
-    cd->source = g_source_new(&source_funcs, sizeof(ChardevSource));
-    ((ChardevSource *)cd->source)->cd = cd;
-    g_source_set_name(cd->source, "qs-chardev");
-    if (listening) {
-        cd->listen_tag = g_source_add_unix_fd(cd->source, fd, G_IO_IN);
+    cd = chardev_new(name, listening ? fd : -1, listening ? -1 : fd);
+    chardev_start(cd);
+    return cd;
+}
+
+QsChardev *qs_chardev_new_dialed(const char *name, const QsChardevDialer *dialer,
+                                 gpointer data)
+{
+    QsChardev *cd = chardev_new(name, -1, -1);
+
+    cd->dialed = TRUE;
+    cd->dialer = *dialer;
+    cd->dialer_data = data;
+    chardev_start(cd);
+    return cd;
+}
+
+void qs_chardev_dialed(QsChardev *cd, int fd)
+{
+    g_autoptr(GError) error = NULL;
+    gboolean listening = FALSE;
+
+    if (!cd->dialing || cd->fd >= 0) {
+        g_warning("chardev %s: a connection nobody dialed; closed", cd->name);
+        close(fd);
+        return;
+    }
+    cd->dialing = FALSE;
+    if (!prepare_fd(cd->name, fd, &listening, &error) || listening) {
+        close(fd);
+        qs_chardev_dial_failed(cd, error ? error->message : "a listening socket", FALSE);
+        return;
+    }
+    if (!cd->accepting) {
+        /* Not wanted any more (usbredir: the client's channel went). */
+        close(fd);
+        update(cd);
+        return;
+    }
+    cd->fd = fd;
+    cd->retry_ms = 0;
+    cd->dial_delay_ms = 0;
+    cd->opened_us = g_get_monotonic_time();
+    g_message("chardev %s: qemu connected", cd->name);
+    update(cd);
+    if (cd->handlers.opened) {
+        cd->handlers.opened(cd, cd->user_data);
+    }
+}
+
+void qs_chardev_dial_failed(QsChardev *cd, const char *reason, gboolean for_good)
+{
+    cd->dialing = FALSE;
+    if (for_good) {
+        cd->dial_gave_up = TRUE;
+        g_message("chardev %s: %s; not trying again", cd->name, reason);
+    } else {
+        if (cd->retry_ms == 0) {
+            g_message("chardev %s: %s; trying again (at most every %u ms)", cd->name,
+                      reason, DIAL_RETRY_MAX_MS);
+        }
+        cd->retry_ms = cd->retry_ms ? MIN(cd->retry_ms * 2, DIAL_RETRY_MAX_MS)
+                                    : DIAL_RETRY_FIRST_MS;
+        cd->dial_delay_ms = cd->retry_ms;
     }
     update(cd);
-    g_source_attach(cd->source, ctx);
-    return cd;
 }
 
 void qs_chardev_free(QsChardev *cd)
@@ -263,6 +397,13 @@ void qs_chardev_free(QsChardev *cd)
     }
     g_source_destroy(cd->source);
     g_source_unref(cd->source);
+    if (cd->next_dial) {
+        g_source_destroy(cd->next_dial);
+        g_source_unref(cd->next_dial);
+    }
+    if (cd->dialed && cd->dialer.release) {
+        cd->dialer.release(cd->dialer_data);
+    }
     if (cd->fd >= 0) {
         close(cd->fd);
     }
@@ -293,7 +434,7 @@ gboolean qs_chardev_is_open(QsChardev *cd)
 
 gboolean qs_chardev_is_listening(QsChardev *cd)
 {
-    return cd->listen_fd >= 0;
+    return cd->listen_fd >= 0 || cd->dialed;
 }
 
 void qs_chardev_set_reading(QsChardev *cd, gboolean reading)
@@ -331,7 +472,7 @@ void qs_chardev_set_accepting(QsChardev *cd, gboolean accepting)
 
 void qs_chardev_disconnect(QsChardev *cd, const char *reason)
 {
-    drop_connection(cd, reason);
+    drop_connection(cd, reason, FALSE);
 }
 
 gsize qs_chardev_get_queued(QsChardev *cd)

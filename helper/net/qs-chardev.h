@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* QsChardev: a byte stream to one of qemu's chardevs over an inherited
- * stream socket, read only when asked, its write queue byte-accounted. */
+ * stream socket, or over sockets an upper layer obtains from qemu on
+ * demand (a D-Bus chardev), read only when asked, its write queue
+ * byte-accounted. */
 #pragma once
 
 #include <glib.h>
@@ -39,6 +41,33 @@ typedef struct {
  * descriptor. The descriptor is made non-blocking and close-on-exec.
  */
 QsChardev *qs_chardev_new(const char *name, int fd, GError **error);
+
+/*
+ * A chardev whose connections are made on demand by whoever created it
+ * (qemu's `-chardev dbus`: a socket pair registered with qemu): it asks
+ * for one whenever it has none and is accepting, as a listening socket
+ * would take qemu's next connect. Net itself never learns how.
+ */
+typedef struct {
+    /* Make a connection and hand it over with qs_chardev_dialed() or
+     * qs_chardev_dial_failed(), now or later from the main loop. Called
+     * from the main loop; at most one is outstanding. */
+    void (*dial)(QsChardev *cd, gpointer data);
+    /* qs_chardev_free(): an outstanding dial's answer must not come;
+     * `data` is not used again. */
+    void (*release)(gpointer data);
+} QsChardevDialer;
+
+QsChardev *qs_chardev_new_dialed(const char *name, const QsChardevDialer *dialer,
+                                 gpointer data);
+/* The answer to a dial: `fd`, one end of a connected stream socket whose
+ * other end qemu's chardev holds (taken in all cases). */
+void qs_chardev_dialed(QsChardev *cd, int fd);
+/* A dial failed: `reason` is logged (once for a run of failures); the
+ * next one comes after a growing pause, up to 5 s, or never if
+ * `for_good` (qemu's chardev is gone). */
+void qs_chardev_dial_failed(QsChardev *cd, const char *reason, gboolean for_good);
+
 void qs_chardev_free(QsChardev *cd);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(QsChardev, qs_chardev_free)
 
@@ -47,7 +76,8 @@ void qs_chardev_set_handlers(QsChardev *cd, const QsChardevHandlers *handlers,
 const char *qs_chardev_get_name(QsChardev *cd);
 /* Connected to qemu now. */
 gboolean qs_chardev_is_open(QsChardev *cd);
-/* The descriptor listens (qemu connects, and may connect again). */
+/* A connection can be made again once one ends: the descriptor listens
+ * (qemu connects, and may connect again) or the chardev is dialed. */
 gboolean qs_chardev_is_listening(QsChardev *cd);
 
 /* Reading from qemu on or off (off at start): off, qemu's writes wait in
@@ -56,7 +86,9 @@ void qs_chardev_set_reading(QsChardev *cd, gboolean reading);
 
 /* Whether a listening descriptor accepts qemu's connection (on at start).
  * Off, qemu's connect waits in the listen backlog: what it writes then
- * is read once accepting is on again. */
+ * is read once accepting is on again. A dialed chardev dials only while
+ * accepting; a connection that arrives after accepting went off is
+ * closed. */
 void qs_chardev_set_accepting(QsChardev *cd, gboolean accepting);
 /* Ends the connection to qemu now, as if qemu had closed it (the closed
  * handler runs, `reason` is logged): on a listening descriptor qemu's

@@ -34,6 +34,7 @@ struct QsServer {
     gint64 (*rate_clock)(void);
     guint64 rate_refused;   /* links refused by it */
     guint64 evictions;
+    guint64 added;          /* sockets handed in by qs_server_add_client */
     gint64 log_window_start;
     guint log_count;
 };
@@ -60,9 +61,14 @@ gboolean qs_link_log_allowed(QsServer *s);
  * and then) if the source has none left. */
 gboolean qs_link_charge(QsServer *s, const char *source);
 
+/* The source every socket of qs_server_add_client counts as. */
+#define QS_SERVER_ADDED_SOURCE "add-client"
+
 /* Takes `stream` (a freshly accepted connection from address `source`) into
  * the link stage, dropping the oldest pending link first if a limit is
- * reached. */
-void qs_link_stage_start(QsServer *s, QsStream *stream, const char *source);
+ * reached. `skip_auth`: the ticket field is read and not checked; the
+ * link gets control rights. */
+void qs_link_stage_start(QsServer *s, QsStream *stream, const char *source,
+                         gboolean skip_auth);
 /* Drops every pending link (server shutdown). */
 void qs_link_stage_drop_all(QsServer *s);

@@ -3,6 +3,7 @@
  * passes them to the link stage (qs-link-stage.c). */
 
 #include <errno.h>
+#include <fcntl.h>
 #include <string.h>
 #include <unistd.h>
 #include <arpa/inet.h>
@@ -52,34 +53,50 @@ static void source_of(const struct sockaddr_storage *sa, const char *host,
     g_snprintf(out, size, "%s/64", buf);
 }
 
-static void accept_one(QsServer *s, QsListener *l, int fd,
-                       const struct sockaddr_storage *sa, socklen_t salen)
+/* The peer's "ADDRESS:PORT" and the source the per-source limits count. */
+static void name_peer(const struct sockaddr_storage *sa, socklen_t salen, char **peer,
+                      char *source, gsize source_size)
 {
     char host[NI_MAXHOST] = "?";
     char serv[NI_MAXSERV] = "?";
-    char source[NI_MAXHOST + 4];
-    g_autofree char *peer = NULL;
-    g_autoptr(GError) error = NULL;
-    QsStream *stream;
 
     getnameinfo((const struct sockaddr *)sa, salen, host, sizeof(host), serv,
                 sizeof(serv), NI_NUMERICHOST | NI_NUMERICSERV);
-    peer = sa->ss_family == AF_INET6 ? g_strdup_printf("[%s]:%s", host, serv)
-                                     : g_strdup_printf("%s:%s", host, serv);
-    source_of(sa, host, source, sizeof(source));
-    if (sa->ss_family == AF_INET || sa->ss_family == AF_INET6) {
+    *peer = sa->ss_family == AF_INET6 ? g_strdup_printf("[%s]:%s", host, serv)
+                                      : g_strdup_printf("%s:%s", host, serv);
+    source_of(sa, host, source, source_size);
+}
+
+/* A client's connection, accepted or handed in, into the link stage. */
+static void start_link(QsServer *s, int fd, sa_family_t family, gboolean tls,
+                       const char *peer, const char *source, gboolean skip_auth)
+{
+    g_autoptr(GError) error = NULL;
+    QsStream *stream;
+
+    if (family == AF_INET || family == AF_INET6) {
         setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &(int){1}, sizeof(int));
         /* POLLOUT only when little is unsent, so our queue, not the
          * kernel's, holds the backlog the flow layer sees. */
         setsockopt(fd, IPPROTO_TCP, TCP_NOTSENT_LOWAT,
                    &(int){NOTSENT_LOWAT}, sizeof(int));
     }
-    stream = qs_stream_new(fd, l->tls ? s->creds : NULL, peer, &error);
+    stream = qs_stream_new(fd, tls ? s->creds : NULL, peer, &error);
     if (!stream) {
         g_warning("connection from %s: %s", peer, error->message);
         return;
     }
-    qs_link_stage_start(s, stream, source);
+    qs_link_stage_start(s, stream, source, skip_auth);
+}
+
+static void accept_one(QsServer *s, QsListener *l, int fd,
+                       const struct sockaddr_storage *sa, socklen_t salen)
+{
+    char source[NI_MAXHOST + 4];
+    g_autofree char *peer = NULL;
+
+    name_peer(sa, salen, &peer, source, sizeof(source));
+    start_link(s, fd, sa->ss_family, l->tls, peer, source, FALSE);
 }
 
 static gboolean listener_cb(gint fd, GIOCondition cond, gpointer data);
@@ -339,6 +356,72 @@ guint16 qs_server_get_port(QsServer *s, gboolean tls)
     QsListener *l = s->listeners[tls ? 1 : 0];
 
     return l ? qs_listen_get_port(l->fd) : 0;
+}
+
+/* Whether `fd` is a connected stream socket; *sa its peer's address. */
+static gboolean check_client_socket(int fd, struct sockaddr_storage *sa, socklen_t *salen,
+                                    GError **error)
+{
+    int type = 0, acc = 0;
+    socklen_t len = sizeof(type);
+
+    if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len) < 0) {
+        g_set_error(error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
+                    "the descriptor is not a socket (%s)", g_strerror(errno));
+        return FALSE;
+    }
+    len = sizeof(acc);
+    if (type != SOCK_STREAM) {
+        g_set_error(error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
+                    "the descriptor is not a stream socket (type %d)", type);
+        return FALSE;
+    }
+    if (getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &acc, &len) == 0 && acc) {
+        g_set_error(error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
+                    "the descriptor is a listening socket, not a client's connection");
+        return FALSE;
+    }
+    if (getpeername(fd, (struct sockaddr *)sa, salen) < 0) {
+        g_set_error(error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
+                    "the socket is not connected (%s)", g_strerror(errno));
+        return FALSE;
+    }
+    if (!g_unix_set_fd_nonblocking(fd, TRUE, NULL) || fcntl(fd, F_SETFD, FD_CLOEXEC) < 0) {
+        g_set_error(error, G_IO_ERROR, g_io_error_from_errno(errno),
+                    "the socket: %s", g_strerror(errno));
+        return FALSE;
+    }
+    return TRUE;
+}
+
+char *qs_server_add_client(QsServer *s, int fd, gboolean skip_auth, gboolean tls,
+                           GError **error)
+{
+    struct sockaddr_storage sa = { 0 };
+    socklen_t salen = sizeof(sa);
+    char source[NI_MAXHOST + 4];
+    g_autofree char *peer = NULL;
+
+    if (tls && !s->creds) {
+        close(fd);
+        g_set_error(error, G_IO_ERROR, G_IO_ERROR_NOT_SUPPORTED,
+                    "TLS asked for, but this helper has no TLS listener (no certificate)");
+        return NULL;
+    }
+    if (!check_client_socket(fd, &sa, &salen, error)) {
+        close(fd);
+        return NULL;
+    }
+    s->added++;
+    if (sa.ss_family == AF_INET || sa.ss_family == AF_INET6) {
+        name_peer(&sa, salen, &peer, source, sizeof(source));
+    } else {
+        peer = g_strdup_printf("local:%" G_GUINT64_FORMAT, s->added);
+    }
+    /* One source for them all: the caller vetted each client, and a flood
+     * of added sockets evicts its own oldest, not the listeners' links. */
+    start_link(s, fd, sa.ss_family, tls, peer, QS_SERVER_ADDED_SOURCE, skip_auth);
+    return g_steal_pointer(&peer);
 }
 
 guint qs_server_get_pending_count(QsServer *s)

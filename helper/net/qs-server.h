@@ -78,6 +78,19 @@ gboolean qs_server_set_token_keys(QsServer *server, const char *text, gsize len,
  * with QsLinkInfo.view_only set. Established connections are not affected. */
 void qs_server_set_view_ticket(QsServer *server, QsTicket *ticket);
 
+/* A connected client socket handed in (org.qemuspice.Helper1's AddClient,
+ * for virDomainOpenGraphicsFD): taken in all cases, it goes through the
+ * link stage as if accepted on the plain (`tls` FALSE) or TLS listener,
+ * under the same limits of unauthenticated connections (all such sockets
+ * counted as one source). `skip_auth`: no credential is asked, the link
+ * gets control rights. Returns the peer's name as clients are listed
+ * ("ADDRESS:PORT", or "local:N" for a Unix socket, N counting the sockets
+ * added), or NULL: G_IO_ERROR_NOT_SUPPORTED for TLS without a TLS
+ * listener, G_IO_ERROR_INVALID_ARGUMENT for a descriptor that is not a
+ * connected stream socket. */
+char *qs_server_add_client(QsServer *server, int fd, gboolean skip_auth, gboolean tls,
+                           GError **error);
+
 /* The bound port of a listener (useful with port 0), 0 if none. */
 guint16 qs_server_get_port(QsServer *server, gboolean tls);
 

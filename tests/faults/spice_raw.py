@@ -53,7 +53,14 @@ def _recv_exact(sock, n):
 
 def link(port, channel_type, connection_id=0, host="127.0.0.1", password=""):
     """A linked channel socket (blocking, no timeout), or LinkError."""
-    sock = socket.create_connection((host, port), timeout=LINK_TIMEOUT)
+    return link_over(socket.create_connection((host, port), timeout=LINK_TIMEOUT),
+                     channel_type, connection_id, password)
+
+
+def link_over(sock, channel_type, connection_id=0, password=""):
+    """The link on a connected socket of ours (plain, or wrapped in TLS by
+    the caller; closed on failure): the socket, linked, or LinkError."""
+    sock.settimeout(LINK_TIMEOUT)
     try:
         mess = struct.pack("<IBBIII", connection_id, channel_type, 0, 1, 0, 18)
         mess += struct.pack("<I", COMMON_CAPS)

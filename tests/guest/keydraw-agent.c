@@ -423,6 +423,12 @@ static void on_command(struct agent *a, char *line)
         memcpy(chunk + sizeof(ch), "bad!", 4);
         write_all(a->port, chunk, sizeof(chunk));
         kd_say("AGENT badchunk sent");
+    } else if (strncmp(line, "RESTART ", 8) == 0) {
+        /* spice-vdagentd stopping and starting again: the port closed
+         * for a while, then opened afresh (the main loop does it). */
+        unsigned long ms = strtoul(line + 8, NULL, 10);
+
+        a->restart_ms = ms > 0 && ms <= 60000 ? (unsigned)ms : 1000;
     } else if (line[0]) {
         kd_say("WARN agent command unknown: %.40s", line);
     }
@@ -550,6 +556,15 @@ static void *agent_main(void *arg)
             n = read(a->tty, buf, sizeof(buf));
             if (n > 0)
                 feed_tty(a, (const char *)buf, (size_t)n);
+        }
+        if (a->restart_ms) {
+            kd_say("AGENT port-closed ms=%u", a->restart_ms);
+            close(a->port);
+            a->port = -1;
+            usleep(a->restart_ms * 1000u);
+            a->restart_ms = 0;
+            if (!connect_port(a, dev))
+                return NULL;
         }
     }
     return NULL;

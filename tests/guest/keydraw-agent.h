@@ -27,6 +27,7 @@ struct agent {
     bool spice;                 /* a SPICE server's agent port, not qemu's vdagent */
     int port;                   /* the virtio-serial port */
     int tty;                    /* serial console, commands come in here */
+    unsigned restart_ms;        /* RESTART asked: the port closed this long */
     uint32_t peer_caps;         /* qemu's caps[0] */
     bool caps_sent;             /* on this connection */
     bool ready;

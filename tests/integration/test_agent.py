@@ -203,79 +203,94 @@ if __name__ != "__main__":
                 _, err = self.proc.communicate()
             return err
 
-    @pytest.mark.timeout(420)
-    def test_agent_file_and_clipboard(qemu_factory, qemu_flavour, guest, helper_binary):
-        run = tempfile.mkdtemp(prefix="qs-agent-", dir="/tmp")
-        path = os.path.join(run, "agent.sock")
+    def agent_session(q, h, port, src, data):
+        """The whole exchange with the guest's agent serving: the guest's
+        caps, the file, clipboard both ways, the monitors config, the guest
+        hearing the client go (test_dbus_chardevs.py runs it too, over
+        qemu's D-Bus chardev). Returns the diagnostics text."""
+        q.wait_serial(r"AGENT port=", timeout=120)
+        since = len(q.serial_lines)
+        client = None
+
+        def what():
+            log = h.stderr()
+            return (f"client: {client.lines if client else None}\n"
+                    f"helper: {log[-3000:]}\n"
+                    f"guest: {[l for l in q.serial_lines[since:] if not l.startswith('FPS')][-15:]}\nqemu: {q.stderr_tail()}")
+
+        try:
+            client = Client(port, src, 240)
+            caps = client.wait("agent-caps", 90)
+            assert caps == "agent-caps 0", what()     # the guest's caps, not ours
+            q.wait_serial(r"AGENT ready", timeout=30, since=since)
+            # The file, byte for byte.
+            done = q.wait_serial(r"FILEXFER done id=\d+ name=payload\.bin len=(\d+) "
+                                 r"fnv=([0-9a-f]{8})", timeout=180, since=since)
+            assert int(done.group(1)) == FILE_SIZE, what()
+            assert done.group(2) == "%08x" % fnv1a(data), what()
+            assert client.wait("copied", 60) == "copied ok", what()
+            # Client to guest: text, then an image.
+            text = TEXT.encode()
+            got = q.wait_serial(r"CLIPBOARD sel=0 type=1 len=(\d+) fnv=([0-9a-f]{8})",
+                                timeout=60, since=since)
+            assert (int(got.group(1)), got.group(2)) == (len(text), "%08x" % fnv1a(text)), \
+                what()
+            img = image_bytes()
+            got = q.wait_serial(r"CLIPBOARD sel=0 type=2 len=(\d+) fnv=([0-9a-f]{8})",
+                                timeout=60, since=since)
+            assert (int(got.group(1)), got.group(2)) == (len(img), "%08x" % fnv1a(img)), \
+                what()
+            assert client.wait("host-done", 30), what()
+            # Guest to client: text, then an image.
+            q.serial_write("COPYREP %d %s" % GUEST_TEXT)
+            want = pattern(*GUEST_TEXT)
+            assert client.wait("data 0 1 ", 60) == \
+                "data 0 1 %d %08x" % (len(want), fnv1a(want)), what()
+            q.serial_write("COPYIMG %d %s" % GUEST_IMAGE)
+            want = pattern(*GUEST_IMAGE)
+            assert client.wait("data 0 2 ", 60) == \
+                "data 0 2 %d %08x" % (len(want), fnv1a(want)), what()
+            assert client.wait("monitors", 30) == "monitors 1", what()
+            q.wait_serial(r"AGENT monitors n=1 first=%dx%d\+0\+0" % MONITOR, timeout=30,
+                          since=since)
+            assert client.wait("done", 30) == "done", what()
+            err = client.finish()
+            # The guest agent hears the client go.
+            q.wait_serial(r"AGENT client-disconnected", timeout=30, since=since)
+            return what() + "\n" + err[-2000:]
+        finally:
+            if client:
+                client.finish(5)
+
+    def payload(run):
+        """A file of FILE_SIZE random bytes in `run`: (path, bytes)."""
         src = os.path.join(run, "payload.bin")
         data = random.Random(11).randbytes(FILE_SIZE)
         with open(src, "wb") as f:
             f.write(data)
+        return src, data
+
+    @pytest.mark.timeout(420)
+    def test_agent_file_and_clipboard(qemu_factory, qemu_flavour, guest, helper_binary):
+        run = tempfile.mkdtemp(prefix="qs-agent-", dir="/tmp")
+        path = os.path.join(run, "agent.sock")
+        src, data = payload(run)
         q = qemu_factory(cmdline_extra="keydraw.agent=spice", serial_input=True,
                          extra_args=virtio_port_args(AGENT_PORT,
                                                      f"path={path},server=on,wait=off"))
         chardev = connect_chardev(path)
-        client = None
         try:
             with serving(helper_binary, q, "--disable-ticketing", "--agent-fd",
                          chardev.fileno(), pass_fds=[chardev.fileno()]) as (h, port):
                 chardev.close()                 # the helper holds it now
-                q.wait_serial(r"AGENT port=", timeout=120)
-                since = len(q.serial_lines)
-
-                def what():
-                    log = h.stderr()
-                    return (f"client: {client.lines if client else None}\n"
-                            f"helper: {log[-3000:]}\n"
-                            f"guest: {[l for l in q.serial_lines[since:] if not l.startswith('FPS')][-15:]}\nqemu: {q.stderr_tail()}")
-
-                client = Client(port, src, 240)
-                caps = client.wait("agent-caps", 90)
-                assert caps == "agent-caps 0", what()     # the guest's caps, not ours
-                q.wait_serial(r"AGENT ready", timeout=30, since=since)
-                # The file, byte for byte.
-                done = q.wait_serial(r"FILEXFER done id=\d+ name=payload\.bin len=(\d+) "
-                                     r"fnv=([0-9a-f]{8})", timeout=180, since=since)
-                assert int(done.group(1)) == FILE_SIZE, what()
-                assert done.group(2) == "%08x" % fnv1a(data), what()
-                assert client.wait("copied", 60) == "copied ok", what()
-                # Client to guest: text, then an image.
-                text = TEXT.encode()
-                got = q.wait_serial(r"CLIPBOARD sel=0 type=1 len=(\d+) fnv=([0-9a-f]{8})",
-                                    timeout=60, since=since)
-                assert (int(got.group(1)), got.group(2)) == (len(text), "%08x" % fnv1a(text)), \
-                    what()
-                img = image_bytes()
-                got = q.wait_serial(r"CLIPBOARD sel=0 type=2 len=(\d+) fnv=([0-9a-f]{8})",
-                                    timeout=60, since=since)
-                assert (int(got.group(1)), got.group(2)) == (len(img), "%08x" % fnv1a(img)), \
-                    what()
-                assert client.wait("host-done", 30), what()
-                # Guest to client: text, then an image.
-                q.serial_write("COPYREP %d %s" % GUEST_TEXT)
-                want = pattern(*GUEST_TEXT)
-                assert client.wait("data 0 1 ", 60) == \
-                    "data 0 1 %d %08x" % (len(want), fnv1a(want)), what()
-                q.serial_write("COPYIMG %d %s" % GUEST_IMAGE)
-                want = pattern(*GUEST_IMAGE)
-                assert client.wait("data 0 2 ", 60) == \
-                    "data 0 2 %d %08x" % (len(want), fnv1a(want)), what()
-                assert client.wait("monitors", 30) == "monitors 1", what()
-                q.wait_serial(r"AGENT monitors n=1 first=%dx%d\+0\+0" % MONITOR, timeout=30,
-                              since=since)
-                assert client.wait("done", 30) == "done", what()
-                err = client.finish()
-                # The guest agent hears the client go.
-                q.wait_serial(r"AGENT client-disconnected", timeout=30, since=since)
+                what = agent_session(q, h, port, src, data)
                 log = h.stderr()
-                assert "Sanitizer" not in log and "runtime error" not in log, what()
-                assert "agent: the guest's agent on com.redhat.spice.0 serves" in log, what()
-                assert "the guest's agent spoke" in log, what()
-                assert "emulated (text clipboard" not in log, what()
-                print(what(), err[-2000:])                 # shown with pytest -rP
+                assert "Sanitizer" not in log and "runtime error" not in log, what
+                assert "agent: the guest's agent on com.redhat.spice.0 serves" in log, what
+                assert "the guest's agent spoke" in log, what
+                assert "emulated (text clipboard" not in log, what
+                print(what)                                 # shown with pytest -rP
         finally:
-            if client:
-                client.finish(5)
             chardev.close()
             for p in (path, src):
                 try:

@@ -36,6 +36,7 @@ void qs_tc_clear(QsTc *tc)
             ;
     }
     g_clear_pointer(&tc->channels, g_ptr_array_unref);
+    g_clear_object(&tc->control);
     g_clear_pointer(&tc->fail_msg, g_free);
     g_clear_pointer(&tc->last_warning, g_free);
     g_clear_pointer(&tc->video_codecs, g_array_unref);
@@ -275,6 +276,7 @@ static void on_channel_new(SpiceSession *session, SpiceChannel *channel, gpointe
     c->id = id;
     g_ptr_array_add(tc->channels, c);
     g_signal_connect(channel, "channel-event", G_CALLBACK(on_channel_event), tc);
+    qs_tc_add_client_watch(tc, channel);
 
     if (type == SPICE_CHANNEL_MAIN) {
         tc->main = SPICE_MAIN_CHANNEL(channel);
@@ -300,11 +302,12 @@ gboolean qs_tc_connect(QsTc *tc, const char *host, const char *port, const char 
 {
     tc->session = spice_session_new();
     g_object_set(tc->session,
-                 "host", host,
                  "enable-audio", tc->want_audio,
                  "enable-usbredir", FALSE,
                  "enable-smartcard", FALSE,
                  NULL);
+    if (!tc->control)
+        g_object_set(tc->session, "host", host, NULL);
     if (port)
         g_object_set(tc->session, "port", port, NULL);
     if (tls_port)
@@ -322,6 +325,14 @@ gboolean qs_tc_connect(QsTc *tc, const char *host, const char *port, const char 
     }
     g_signal_connect(tc->session, "channel-new", G_CALLBACK(on_channel_new), tc);
     g_signal_connect(tc->session, "channel-destroy", G_CALLBACK(on_channel_destroy), tc);
+    if (tc->control) {
+        /* Every channel, main first, asks for its socket (open-fd). */
+        if (!spice_session_open_fd(tc->session, -1)) {
+            qs_tc_fail(tc, QS_TC_EXIT_CONNECT, "spice_session_open_fd refused");
+            return FALSE;
+        }
+        return TRUE;
+    }
     if (!spice_session_connect(tc->session)) {
         qs_tc_fail(tc, QS_TC_EXIT_CONNECT, "connect failed: spice_session_connect refused the parameters");
         return FALSE;

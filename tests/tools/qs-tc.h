@@ -41,6 +41,12 @@ struct QsTc {
     int display_id;            /* the display channel "display 0" below stands for */
     GArray *video_codecs;      /* SPICE_VIDEO_CODEC_TYPE_*, the client's order; or NULL */
 
+    /* --add-client: every channel's socket comes through AddClient */
+    GDBusConnection *control;
+    gboolean control_bus;      /* on a message bus: call org.qemuspice.Helper1 */
+    gboolean skipauth;
+    guint n_added;
+
     SpiceSession *session;
     SpiceMainChannel *main;
     SpiceChannel *display;     /* display channel display_id (default 0) */
@@ -102,6 +108,14 @@ gboolean qs_tc_flush(QsTc *tc, SpiceChannel *channel);
 const char *qs_tc_channel_name(int type);
 const char *qs_tc_mouse_mode_name(int mode);
 int qs_tc_mouse_mode(QsTc *tc);
+
+/* qs-tc-add-client.c: the connection to the helper's control interface at
+ * D-Bus `address` (a message bus if `bus`), and the open-fd handler that
+ * hands each channel's socket in (the session is then opened with
+ * spice_session_open_fd). */
+gboolean qs_tc_add_client_open(QsTc *tc, const char *address, gboolean bus, gboolean skipauth,
+                               GError **error);
+void qs_tc_add_client_watch(QsTc *tc, SpiceChannel *channel);
 
 /* qs-tc-relay.c: a relay on 127.0.0.1 to host:port that clears
  * `clear_display_caps` from the display channels' link; returns its port. */

@@ -46,6 +46,9 @@ typedef struct {
     gboolean verbose;
     gboolean no_lz4;
     gboolean no_display_caps;
+    char *add_client;
+    gboolean add_client_bus;
+    gboolean skipauth;
 } Options;
 
 static void options_clear(Options *o)
@@ -61,6 +64,7 @@ static void options_clear(Options *o)
     g_free(o->rect);
     g_free(o->scancode);
     g_free(o->video_codecs);
+    g_free(o->add_client);
 }
 G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(Options, options_clear)
 
@@ -347,6 +351,14 @@ int main(int argc, char **argv)
           "Display channels announce no capability, as behind a proxy that forwards none "
           "(through a relay; plain --port only)", NULL },
         { "no-audio", 0, G_OPTION_FLAG_REVERSE, G_OPTION_ARG_NONE, &o.audio, "Do not open audio channels (default)", NULL },
+        { "add-client", 0, 0, G_OPTION_ARG_STRING, &o.add_client,
+          "Get every channel's socket by handing its other end to qemu-spice's "
+          "org.qemuspice.Helper1.AddClient at the D-Bus address ADDR (its control socket, "
+          "unix:path=...), as virt-viewer through virDomainOpenGraphicsFD", "ADDR" },
+        { "add-client-bus", 0, 0, G_OPTION_ARG_NONE, &o.add_client_bus,
+          "--add-client's ADDR is a message bus: call the name org.qemuspice.Helper1", NULL },
+        { "skipauth", 0, 0, G_OPTION_ARG_NONE, &o.skipauth,
+          "--add-client: ask AddClient to link without a ticket", NULL },
         { "verbose", 'v', 0, G_OPTION_ARG_NONE, &o.verbose, "Log channel events and spice-gtk debug output", NULL },
         { NULL, 0, 0, 0, NULL, NULL, NULL },
     };
@@ -362,8 +374,13 @@ int main(int argc, char **argv)
         g_printerr("error: usage: %s\n", err->message);
         return QS_TC_EXIT_USAGE;
     }
-    if (!o.port && !o.tls_port)
-        return usage("%s", "--port or --tls-port is required");
+    if (!o.port && !o.tls_port && !o.add_client)
+        return usage("%s", "--port, --tls-port or --add-client is required");
+    if ((o.add_client_bus || o.skipauth) && !o.add_client)
+        return usage("%s", "--add-client-bus and --skipauth go with --add-client");
+    if (o.add_client && (o.no_lz4 || o.no_display_caps))
+        return usage("%s", "--add-client does not go through the relay of --no-lz4 and "
+                     "--no-display-caps");
     if (o.timeout_s < 1 || o.timeout_s > 3600 || o.settle_ms < 0 || o.count < 1 ||
         o.count > 100000 || o.interval_ms < 0 || o.sample_timeout_ms < 1 ||
         !(o.seconds > 0 && o.seconds <= 86400) || o.display_id < 0 || o.display_id > 255)
@@ -408,6 +425,12 @@ int main(int argc, char **argv)
     tc.verbose = o.verbose;
     tc.want_audio = o.audio;
     tc.display_id = o.display_id;
+    if (o.add_client && !qs_tc_add_client_open(&tc, o.add_client, o.add_client_bus, o.skipauth,
+                                               &err)) {
+        g_printerr("error: %s\n", err->message);
+        qs_tc_clear(&tc);
+        return QS_TC_EXIT_CONNECT;
+    }
     qs_tc_log_install(&tc);
     /* the link verdict is only in spice-gtk's debug log while connecting */
     qs_tc_log_capture(&tc, TRUE);

@@ -3,7 +3,10 @@
 """qemu-spice --print-capabilities: one JSON object on one line, its type
 and version those of the binary, and every feature backed by the options
 it names in --help-all (a feature without its options would promise what
-the helper cannot do)."""
+the helper cannot do). A feature that is no option (qemu's D-Bus chardevs,
+a D-Bus method) names what --help-all must say instead: the interface and
+names it serves, the method; AddClient must also be a method of the
+control interface this build serves."""
 
 import json
 import subprocess
@@ -26,6 +29,15 @@ OPTIONS = {
     "agent-fd": ["--agent-fd"],
     "token-keys": ["--token-keys-file", "--token-keys-fd"],
     "tls": ["--tls-listen-fd", "--tls-dir"],
+    "dbus-chardev": [],
+    "add-client": ["--control-fd"],
+}
+
+# Text --help-all must hold for features that are not (only) options.
+THINGS = {
+    "dbus-chardev": ["org.qemu.Display1.Chardev", "com.redhat.spice.0", "org.qemu.usbredir",
+                     "org.spice-space.smartcard", "org.spice-space.", "org.qemu.console."],
+    "add-client": ["AddClient"],
 }
 
 
@@ -37,7 +49,7 @@ def run(helper, *args):
     return res.stdout
 
 
-def main(helper):
+def main(helper, xml=None):
     out = run(helper, "--print-capabilities")
     assert out.endswith("\n") and out.count("\n") == 1, repr(out)
     caps = json.loads(out)
@@ -52,14 +64,21 @@ def main(helper):
     # build of the tree builds (the installed one is checked by the smoke tests)
     assert set(OPTIONS) <= set(features), set(OPTIONS) - set(features)
     help_all = run(helper, "--help-all")
+    flat = " ".join(help_all.split())
     for f in features:
         for opt in OPTIONS[f]:
             assert f"  {opt}=" in help_all or f"  {opt} " in help_all or \
                 f"  {opt}\n" in help_all, f"feature {f}: no {opt} in --help-all"
+        for thing in THINGS.get(f, []):
+            assert thing in flat, f"feature {f}: --help-all does not name {thing}"
+        assert OPTIONS[f] or THINGS.get(f), f"feature {f} names nothing"
+    if xml:
+        with open(xml) as x:
+            assert '<method name="AddClient">' in x.read(), f"no AddClient in {xml}"
     # --print-capabilities wins over everything else, like --version
     assert run(helper, "--print-capabilities", "--listen", "x") == out
     print(out, end="")
 
 
 if __name__ == "__main__":
-    main(sys.argv[1])
+    main(*sys.argv[1:3])

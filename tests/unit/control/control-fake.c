@@ -4,6 +4,8 @@
 
 #include <gio/gio.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 static gboolean fake_set_ticket(const char *password, gsize len,
                                 gint64 expiry_us, gboolean disconnect,
@@ -56,6 +58,24 @@ static gboolean fake_set_token_keys(const char *text, gsize len, gpointer data,
     return TRUE;
 }
 
+static gboolean fake_add_client(int fd, gboolean skip_auth, gboolean tls, gpointer data,
+                                GError **error)
+{
+    ControlFake *f = data;
+    struct stat st;
+
+    f->added_was_socket = fstat(fd, &st) == 0 && S_ISSOCK(st.st_mode);
+    close(fd);
+    if (tls) {
+        g_set_error(error, G_IO_ERROR, G_IO_ERROR_NOT_SUPPORTED, "no TLS listener");
+        return FALSE;
+    }
+    f->added++;
+    f->added_skipauth = skip_auth;
+    f->added_tls = tls;
+    return TRUE;
+}
+
 static gboolean fake_disconnect(const char *address, gpointer data, GError **error)
 {
     ControlFake *f = data;
@@ -105,6 +125,7 @@ const QsControlOps control_fake_ops = {
     .set_ticket = fake_set_ticket,
     .set_view_ticket = fake_set_view_ticket,
     .set_token_keys = fake_set_token_keys,
+    .add_client = fake_add_client,
     .disconnect_client = fake_disconnect,
     .set_certificates = fake_set_certs,
     .list_clients = fake_clients,

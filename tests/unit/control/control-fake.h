@@ -15,9 +15,14 @@ typedef struct {
     char *view_password;        /* NULL: none set; "" removed */
     gint64 view_expiry_us;
     char *token_keys;           /* the last SetTokenKeys text */
+    guint added;                /* AddClient sockets taken */
+    gboolean added_skipauth, added_tls;
+    gboolean added_was_socket;  /* the descriptor passed was a socket */
 } ControlFake;
 
-/* Every fake client is "127.0.0.1:5000"; DisconnectClient of another
+/* AddClient with tls is refused ("no TLS listener", NOT_SUPPORTED); its
+ * descriptor is checked to be a socket and closed.
+ * Every fake client is "127.0.0.1:5000"; DisconnectClient of another
  * address, or with none connected, is refused ("no such client"). The ops
  * refuse an empty password ("empty password"), a view-only
  * password equal to the password ("must differ"), token keys without

@@ -5,6 +5,7 @@
  * the interface generated from org.qemuspice.Helper1.xml. */
 #include <glib/gstdio.h>
 #include <gio/gio.h>
+#include <gio/gunixfdlist.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -238,6 +239,75 @@ static void test_disconnect_client(Fixture *fx, gconstpointer data)
     g_assert_cmpuint(fx->fake.clients, ==, 1);
 }
 
+static void on_fd_reply(GObject *src, GAsyncResult *res, gpointer data)
+{
+    Wait *w = data;
+
+    w->obj = (GObject *)g_dbus_connection_call_with_unix_fd_list_finish(
+        G_DBUS_CONNECTION(src), NULL, res, &w->error);
+    w->done = TRUE;
+}
+
+/* AddClient with `fd` (not passed if < 0) as the handle's descriptor. */
+static GVariant *add_client(GDBusConnection *c, int fd, gboolean skipauth, gboolean tls,
+                            GError **error)
+{
+    g_autoptr(GUnixFDList) fds = fd >= 0 ? g_unix_fd_list_new() : NULL;
+    Wait w = { 0 };
+    gint64 deadline = g_get_monotonic_time() + 5 * G_USEC_PER_SEC;
+
+    if (fds) {
+        g_assert_cmpint(g_unix_fd_list_append(fds, fd, NULL), ==, 0);
+    }
+    g_dbus_connection_call_with_unix_fd_list(c, NULL, QS_CONTROL_PATH, QS_CONTROL_INTERFACE,
+                                             "AddClient",
+                                             g_variant_new("(hbb)", 0, skipauth, tls), NULL,
+                                             G_DBUS_CALL_FLAGS_NONE, 5000, fds, NULL,
+                                             on_fd_reply, &w);
+    while (!w.done && g_get_monotonic_time() < deadline) {
+        g_main_context_iteration(NULL, FALSE) || (g_usleep(1000), 0);
+    }
+    g_assert_true(w.done);
+    if (w.error) {
+        g_propagate_error(error, w.error);
+    }
+    return (GVariant *)w.obj;
+}
+
+/* AddClient hands the op a descriptor of its own with the flags; the op's
+ * refusal reaches the caller; a call without a descriptor is refused
+ * before the op. */
+static void test_add_client(Fixture *fx, gconstpointer data)
+{
+    g_autoptr(GError) error = NULL;
+    g_autoptr(GDBusConnection) c = connect_peer(fx, &error);
+    g_autoptr(GVariant) r = NULL;
+    int sv[2];
+
+    (void)data;
+    g_assert_no_error(error);
+    g_assert_cmpint(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), ==, 0);
+    r = add_client(c, sv[1], TRUE, FALSE, &error);
+    g_assert_no_error(error);
+    g_assert_cmpuint(fx->fake.added, ==, 1);
+    g_assert_true(fx->fake.added_was_socket);
+    g_assert_true(fx->fake.added_skipauth);
+    g_assert_false(fx->fake.added_tls);
+    g_clear_pointer(&r, g_variant_unref);
+    r = add_client(c, sv[1], FALSE, TRUE, &error);
+    g_assert_null(r);
+    g_assert_true(g_error_matches(error, G_IO_ERROR, G_IO_ERROR_NOT_SUPPORTED));
+    g_assert_nonnull(strstr(error->message, "no TLS listener"));
+    g_clear_error(&error);
+    r = add_client(c, -1, FALSE, FALSE, &error);
+    g_assert_null(r);
+    g_assert_true(g_error_matches(error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT));
+    g_assert_nonnull(strstr(error->message, "no descriptor"));
+    g_assert_cmpuint(fx->fake.added, ==, 1);
+    close(sv[0]);
+    close(sv[1]);
+}
+
 static void test_certificates_and_status(Fixture *fx, gconstpointer data)
 {
     g_autoptr(GError) error = NULL;
@@ -446,6 +516,7 @@ int main(int argc, char **argv)
                teardown);
     g_test_add("/control/disconnect-client", Fixture, NULL, setup, test_disconnect_client,
                teardown);
+    g_test_add("/control/add-client", Fixture, NULL, setup, test_add_client, teardown);
     g_test_add("/control/certificates-and-status", Fixture, NULL, setup,
                test_certificates_and_status, teardown);
     g_test_add("/control/leaving", Fixture, NULL, setup, test_leaving,

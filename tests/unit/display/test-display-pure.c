@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* Unit tests of helper/display's pure parts: QMP parsing, watchdog, input. */
+/* Unit tests of helper/display's pure parts: QMP parsing, watchdog, input, chardev names. */
 
 #include <string.h>
 
+#include "display/qs-chardev-names.h"
 #include "display/qs-cursor.h"
 #include "display/qs-input-map.h"
 #include "display/qs-qmp.h"
@@ -310,6 +311,74 @@ static void test_cursor(void)
     g_assert_cmpuint(pos.serial, ==, 1);
 }
 
+/* Which names become which channel; the rest is left alone with why. */
+static void test_chardev_roles(void)
+{
+    static const struct {
+        const char *name;
+        QsChardevRole role;
+    } cases[] = {
+        { "com.redhat.spice.0", QS_CHARDEV_ROLE_AGENT },
+        { "org.qemu.usbredir", QS_CHARDEV_ROLE_USBREDIR },
+        { "org.spice-space.smartcard", QS_CHARDEV_ROLE_SMARTCARD },
+        { "org.spice-space.webdav.0", QS_CHARDEV_ROLE_PORT },
+        { "org.spice-space.stream.0", QS_CHARDEV_ROLE_PORT },
+        { "org.qemu.console.serial.0", QS_CHARDEV_ROLE_PORT },
+        { "org.qemu.monitor.qmp.0", QS_CHARDEV_ROLE_NONE },
+        { "org.qemu.monitor.hmp.0", QS_CHARDEV_ROLE_NONE },
+        { "org.qemu.guest_agent.0", QS_CHARDEV_ROLE_NONE },
+        { "com.redhat.spice.1", QS_CHARDEV_ROLE_NONE },
+        { "org.qemu.usbredir.1", QS_CHARDEV_ROLE_NONE },
+        { "", QS_CHARDEV_ROLE_NONE },
+        { "org.spice-space.", QS_CHARDEV_ROLE_PORT },
+        { "org.spice-space.a b", QS_CHARDEV_ROLE_NONE },
+        { "org.spice-space.\xc3\xa9", QS_CHARDEV_ROLE_NONE },
+    };
+    g_autofree char *longest = g_strnfill(127 - strlen("org.spice-space."), 'x');
+    g_autofree char *ok = g_strconcat("org.spice-space.", longest, NULL);
+    g_autofree char *too_long = g_strconcat(ok, "x", NULL);
+    const char *why;
+
+    for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
+        QsChardevRole role = qs_chardev_role_of(cases[i].name, &why);
+
+        g_assert_cmpint(role, ==, cases[i].role);
+        g_assert_true((role == QS_CHARDEV_ROLE_NONE) == (why != NULL));
+    }
+    g_assert_cmpint(qs_chardev_role_of(ok, NULL), ==, QS_CHARDEV_ROLE_PORT);
+    g_assert_cmpint(qs_chardev_role_of(too_long, &why), ==, QS_CHARDEV_ROLE_NONE);
+    g_assert_nonnull(strstr(why, "127"));
+    g_assert_cmpint(qs_chardev_role_of("org.qemu.monitor.hmp.0", &why), ==,
+                    QS_CHARDEV_ROLE_NONE);
+    g_assert_nonnull(strstr(why, "org.spice-space.*"));
+}
+
+/* Chardev ids in order, numbers by value (libvirt's charredir0 ... 10). */
+static void test_chardev_order(void)
+{
+    static const char *const sorted[] = {
+        "/org/qemu/Display1/Chardev_charredir0",
+        "/org/qemu/Display1/Chardev_charredir1",
+        "/org/qemu/Display1/Chardev_charredir01",
+        "/org/qemu/Display1/Chardev_charredir2",
+        "/org/qemu/Display1/Chardev_charredir10",
+        "/org/qemu/Display1/Chardev_charredir10a",
+        "/org/qemu/Display1/Chardev_charredirx",
+        "/org/qemu/Display1/Chardev_usb",
+    };
+
+    for (guint i = 0; i < G_N_ELEMENTS(sorted); i++) {
+        g_assert_cmpint(qs_chardev_path_compare(sorted[i], sorted[i]), ==, 0);
+        for (guint j = i + 1; j < G_N_ELEMENTS(sorted); j++) {
+            g_assert_cmpint(qs_chardev_path_compare(sorted[i], sorted[j]), <, 0);
+            g_assert_cmpint(qs_chardev_path_compare(sorted[j], sorted[i]), >, 0);
+        }
+    }
+    g_assert_cmpint(qs_chardev_path_compare("a", "a0"), <, 0);
+    g_assert_cmpint(qs_chardev_path_compare("a9", "a10"), <, 0);
+    g_assert_cmpint(qs_chardev_path_compare("a000", "a0"), >, 0);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -325,5 +394,7 @@ int main(int argc, char **argv)
     g_test_add_func("/display/input/buttons", test_input_buttons);
     g_test_add_func("/display/input/clamp", test_input_clamp);
     g_test_add_func("/display/cursor/define", test_cursor);
+    g_test_add_func("/display/chardev/roles", test_chardev_roles);
+    g_test_add_func("/display/chardev/order", test_chardev_order);
     return g_test_run();
 }

@@ -38,6 +38,29 @@ NetTestClient *net_test_client_connect_tls_max(guint16 port, int max_version)
     return c;
 }
 
+/* Frees `c` if the handshake fails. */
+static gboolean start_tls(NetTestClient *c)
+{
+    c->ctx = SSL_CTX_new(TLS_client_method());
+    /* The test only checks the transport; certificate checks are the
+     * client's business. */
+    SSL_CTX_set_verify(c->ctx, SSL_VERIFY_NONE, NULL);
+    if (tls_max_version) {
+        /* Old versions need the lowest security level in OpenSSL 3. */
+        SSL_CTX_set_security_level(c->ctx, 0);
+        SSL_CTX_set_min_proto_version(c->ctx, TLS1_VERSION);
+        SSL_CTX_set_max_proto_version(c->ctx, tls_max_version);
+    }
+    c->ssl = SSL_new(c->ctx);
+    SSL_set_fd(c->ssl, c->fd);
+    if (SSL_connect(c->ssl) != 1) {
+        g_test_message("TLS handshake failed");
+        net_test_client_free(c);
+        return FALSE;
+    }
+    return TRUE;
+}
+
 NetTestClient *net_test_client_connect(guint16 port, gboolean tls)
 {
     NetTestClient *c = g_new0(NetTestClient, 1);
@@ -69,26 +92,18 @@ NetTestClient *net_test_client_connect(guint16 port, gboolean tls)
         net_test_client_free(c);
         return NULL;
     }
-    if (tls) {
-        c->ctx = SSL_CTX_new(TLS_client_method());
-        /* The test only checks the transport; certificate checks are the
-         * client's business. */
-        SSL_CTX_set_verify(c->ctx, SSL_VERIFY_NONE, NULL);
-        if (tls_max_version) {
-            /* Old versions need the lowest security level in OpenSSL 3. */
-            SSL_CTX_set_security_level(c->ctx, 0);
-            SSL_CTX_set_min_proto_version(c->ctx, TLS1_VERSION);
-            SSL_CTX_set_max_proto_version(c->ctx, tls_max_version);
-        }
-        c->ssl = SSL_new(c->ctx);
-        SSL_set_fd(c->ssl, c->fd);
-        if (SSL_connect(c->ssl) != 1) {
-            g_test_message("TLS handshake failed");
-            net_test_client_free(c);
-            return NULL;
-        }
-    }
-    return c;
+    return tls && !start_tls(c) ? NULL : c;
+}
+
+NetTestClient *net_test_client_new_from_fd(int fd, gboolean tls)
+{
+    NetTestClient *c = g_new0(NetTestClient, 1);
+    struct timeval tv = { .tv_sec = 5 };
+
+    c->fd = fd;
+    setsockopt(c->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+    setsockopt(c->fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+    return tls && !start_tls(c) ? NULL : c;
 }
 
 void net_test_client_free(NetTestClient *c)

@@ -26,6 +26,8 @@ NetTestClient *net_test_client_connect_from(guint16 port, const char *source);
 /* TLS with the client's highest protocol version capped (e.g.
  * TLS1_1_VERSION); NULL if the handshake fails. */
 NetTestClient *net_test_client_connect_tls_max(guint16 port, int max_version);
+/* On `fd`, a connected stream socket (taken), TLS if `tls`; 5 s timeouts. */
+NetTestClient *net_test_client_new_from_fd(int fd, gboolean tls);
 void net_test_client_free(NetTestClient *c);
 
 gboolean net_test_client_send(NetTestClient *c, const void *buf, gsize len);
