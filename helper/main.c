@@ -140,6 +140,8 @@ static int print_capabilities(void)
         "smartcard-fd",    /* --smartcard-fd FD: ccid-card-passthru as the smartcard channel */
         "agent-fd",        /* --agent-fd FD: the guest's own agent */
         "token-keys",      /* signed console tokens: --token-keys-file, --token-keys-fd */
+        "console-page",    /* the browser page on the console ports: --no-console-page,
+                            * --spice-html5-dir */
     };
     g_autoptr(GError) error = NULL;
     g_autoptr(GString) out = g_string_new(NULL);
