@@ -19,7 +19,7 @@ static const KnownGroup known[] = {
     { "listen", { "address", "ports", "plain", "tls", "tls-dir",
                   "secure-channels", "host", "proxy-only", NULL } },
     { "ticket", { "lifetime", "token-keys", NULL } },
-    { "helper", { "path", "user", "log-dir", "max-fps", NULL } },
+    { "helper", { "path", "user", "log-dir", "max-fps", "console-page", NULL } },
     { "sessions", { "max", "when-full", NULL } },
 };
 
@@ -254,6 +254,7 @@ static void set_defaults(QsLaunchConfig *cfg)
     cfg->helper_user = qs_launch_config_default_user(qs_helper_users);
     cfg->log_dir = g_strdup("/var/log/qemu-spice");
     cfg->max_fps = 30;
+    cfg->console_page = TRUE;
     cfg->max_sessions = 4;
     cfg->when_full = g_strdup("refuse");
 }
@@ -354,6 +355,7 @@ static gboolean apply(QsLaunchConfig *cfg, GKeyFile *kf, const char *name,
         cfg->helper_user = g_steal_pointer(&v);
     }
     if (!get_uint(kf, name, "helper", "max-fps", 1, 30, &cfg->max_fps, error) ||
+        !get_bool(kf, name, "helper", "console-page", &cfg->console_page, error) ||
         !get_uint(kf, name, "sessions", "max", 1, 16, &cfg->max_sessions, error)) {
         return FALSE;
     }

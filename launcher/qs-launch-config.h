@@ -47,6 +47,7 @@ typedef struct {
     gid_t helper_gid;
     char *log_dir;
     guint max_fps;              /* the helper's --max-fps */
+    gboolean console_page;      /* FALSE: the helper's --no-console-page */
     /* [sessions]: the helper's --max-sessions and --when-full */
     guint max_sessions;
     char *when_full;

@@ -18,6 +18,7 @@ static void test_defaults(void)
     g_assert_cmpuint(c->max_sessions, ==, 4);
     g_assert_cmpstr(c->when_full, ==, "refuse");
     g_assert_cmpuint(c->max_fps, ==, 30);
+    g_assert_true(c->console_page);
     g_assert_cmpstr(c->listen_address, ==, "0.0.0.0");
     /* clear of libvirt's default autoport (5900-65535) and websocket
      * (5700-65535) ranges */
@@ -94,7 +95,7 @@ static void test_all_keys(void)
         "[listen]\naddress=::1\nports=6000-6010\nplain=no\ntls=yes\n"
         "tls-dir=/etc/x\nsecure-channels=main,display\nhost=hv.example\n"
         "[ticket]\nlifetime=300\n"
-        "[helper]\npath=/opt/qs\nuser=root\nlog-dir=/tmp/l\nmax-fps=12\n"
+        "[helper]\npath=/opt/qs\nuser=root\nlog-dir=/tmp/l\nmax-fps=12\nconsole-page=false\n"
         "[sessions]\nmax=2\nwhen-full=replace\n";
     g_autoptr(GError) err = NULL;
     g_autoptr(QsLaunchConfig) c = qs_launch_config_load_data(data, "t.conf", &err);
@@ -121,6 +122,7 @@ static void test_all_keys(void)
     g_assert_cmpuint(c->helper_uid, ==, 0);
     g_assert_cmpstr(c->log_dir, ==, "/tmp/l");
     g_assert_cmpuint(c->max_fps, ==, 12);
+    g_assert_false(c->console_page);
     g_assert_cmpuint(c->max_sessions, ==, 2);
     g_assert_cmpstr(c->when_full, ==, "replace");
     g_assert_true(qs_launch_config_wants_autostart(c, "a", FALSE));
@@ -176,6 +178,7 @@ static const struct {
     { "[launcher]\nuri=\n", "[launcher] uri: empty" },
     { "[helper]\nmax-fps=0\n", "[helper] max-fps:" },
     { "[helper]\nmax-fps=31\n", "[helper] max-fps:" },
+    { "[helper]\nconsole-page=maybe\n", "[helper] console-page:" },
     { "[sessions]\nmax=0\n", "[sessions] max:" },
     { "[sessions]\nmax=17\n", "[sessions] max:" },
     { "[sessions]\nwhen-full=kick\n", "[sessions] when-full: 'kick' is not 'refuse' or 'replace'" },
