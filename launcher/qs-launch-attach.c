@@ -13,6 +13,7 @@
 #include <unistd.h>
 #include <gio/gio.h>
 #include <glib-unix.h>
+#include "qs-launch-address.h"
 #include "qs-launch-control.h"
 #include "qs-launch-libvirt.h"
 #include "qs-launch-tokens.h"
@@ -162,10 +163,15 @@ static gboolean prepare(Session *s, const char *arg, GError **error)
     s->st->uuid = g_strdup(s->info->uuid);
     s->st->mode = g_strdup(s->info->mode == QS_DISPLAY_P2P ? "p2p" : "bus");
     s->st->listen = g_strdup(s->cfg->listen_address);
-    s->st->host = g_strdup(s->cfg->console_host ? s->cfg->console_host
-                           : strcmp(s->cfg->listen_address, "0.0.0.0") == 0 ||
-                             strcmp(s->cfg->listen_address, "::") == 0
-                           ? g_get_host_name() : s->cfg->listen_address);
+    if (s->cfg->console_host) {
+        s->st->host = g_strdup(s->cfg->console_host);
+    } else {
+        const char *from = NULL;
+
+        s->st->host = qs_reported_address(s->cfg, &from);
+        qs_log_info("console address %s (%s; [listen] host names another)", s->st->host,
+                    from);
+    }
     s->st->supervise = s->opts.supervise;
     s->st->attached = g_get_real_time() / G_USEC_PER_SEC;
     s->st->log = qs_log_path(s->cfg, name);

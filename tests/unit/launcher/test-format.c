@@ -264,6 +264,41 @@ static void test_kerbside_address(void)
     g_assert_cmpstr(c, ==, "2001:db8::5");
 }
 
+/* What a console reports without [listen] host: a specific listen
+ * address, else public-address, else an address of this machine that a
+ * client elsewhere could use; never the host name's 127.0.1.1. */
+static void test_reported_address(void)
+{
+    g_autoptr(QsLaunchConfig) cfg = g_new0(QsLaunchConfig, 1);
+    const char *from = NULL;
+    g_autofree char *a = NULL;
+    g_autofree char *b = NULL;
+    g_autofree char *c = NULL;
+    g_autoptr(GInetAddress) ca = NULL;
+
+    cfg->listen_address = g_strdup("192.0.2.9");
+    cfg->listen_from = "qemu.conf spice_listen";
+    cfg->public_address = g_strdup("203.0.113.5");
+    a = qs_reported_address(cfg, &from);
+    g_assert_cmpstr(a, ==, "192.0.2.9");
+    g_assert_cmpstr(from, ==, "qemu.conf spice_listen");
+    g_free(cfg->listen_address);
+    cfg->listen_address = g_strdup("0.0.0.0");
+    b = qs_reported_address(cfg, &from);
+    g_assert_cmpstr(b, ==, "203.0.113.5");
+    g_assert_cmpstr(from, ==, "[listen] public-address");
+    g_clear_pointer(&cfg->public_address, g_free);
+    c = qs_reported_address(cfg, &from);
+    ca = g_inet_address_new_from_string(c);
+    g_assert_nonnull(ca);
+    g_assert_cmpint(g_inet_address_get_family(ca), ==, G_SOCKET_FAMILY_IPV4);
+    g_assert_cmpstr(c, !=, "127.0.1.1");
+    /* Loopback only on a machine without any other address (a package
+     * build's network namespace, say). */
+    g_assert_true(g_inet_address_get_is_loopback(ca) ==
+                  (strcmp(from, "loopback: this host has no other address") == 0));
+}
+
 static void test_unknown(void)
 {
     g_autoptr(GError) err = NULL;
@@ -284,6 +319,7 @@ int main(int argc, char **argv)
     g_test_add_func("/launcher/format/cert-subject", test_cert_subject);
     g_test_add_func("/launcher/format/kerbside", test_kerbside);
     g_test_add_func("/launcher/format/kerbside-address", test_kerbside_address);
+    g_test_add_func("/launcher/format/reported-address", test_reported_address);
     g_test_add_func("/launcher/format/unknown", test_unknown);
     return g_test_run();
 }
