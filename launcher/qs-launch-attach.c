@@ -230,8 +230,9 @@ static gboolean prepare(Session *s, const char *arg, GError **error)
  * launcher is attaching (its pid replaces the hook's queued record). */
 static void record_pending(Session *s, const char *domain, const char *msg)
 {
+    /* Under the unit, DOMAIN is the instance systemd gave us. */
     g_autofree char *unit = s->opts.systemd ?
-                            qs_systemd_unit_name(domain, NULL) : NULL;
+                            g_strconcat("qemu-spice@", domain, ".service", NULL) : NULL;
     QsPending rec = {
         .failed = msg != NULL,
         .pid = getpid(),
