@@ -165,12 +165,9 @@ static gboolean prepare(Session *s, const char *arg, GError **error)
     s->st->listen = g_strdup(s->cfg->listen_address);
     if (s->cfg->console_host) {
         s->st->host = g_strdup(s->cfg->console_host);
+        s->host_from = "[listen] host";
     } else {
-        const char *from = NULL;
-
-        s->st->host = qs_reported_address(s->cfg, &from);
-        qs_log_info("console address %s (%s; [listen] host names another)", s->st->host,
-                    from);
+        s->st->host = qs_reported_address(s->cfg, &s->host_from);
     }
     s->st->supervise = s->opts.supervise;
     s->st->attached = g_get_real_time() / G_USEC_PER_SEC;
@@ -386,5 +383,7 @@ int qs_attach(QsLaunchConfig *cfg, const char *domain,
                               s->st->tls_port, s->helper,
                               opts->supervise ? " (supervised)" : "");
     report(report_fd, TRUE, summary);
+    /* Said once the attach succeeded: a failed one is one line. */
+    qs_log_info("console address %s: %s", s->st->host, s->host_from);
     return qs_session_run(s);
 }
