@@ -87,6 +87,9 @@ function connect(password) {
 
 async function main() {
     const credential = takeCredential();
+    // Another link opened in this tab differs only after '#', which a
+    // browser takes for a move within the page: start again with it.
+    window.addEventListener('hashchange', () => window.location.reload());
     document.getElementById('qs-cad').addEventListener('click', () => {
         if (conn) {
             SpiceHtml5.sendCtrlAltDel(conn);
