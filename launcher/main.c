@@ -99,7 +99,7 @@ static int run(int argc, char **argv)
     if (strcmp(cmd, "attach") && strcmp(cmd, "detach") &&
         strcmp(cmd, "status") && strcmp(cmd, "console") &&
         strcmp(cmd, "set-ticket") && strcmp(cmd, "disconnect") && strcmp(cmd, "hook") &&
-        strcmp(cmd, "token")) {
+        strcmp(cmd, "token") && strcmp(cmd, "reload")) {
         g_autofree char *m = g_strdup_printf("unknown command '%s'", cmd);
 
         return usage(m);
@@ -153,6 +153,9 @@ static int run(int argc, char **argv)
     if (strcmp(cmd, "detach") == 0) {
         return qs_cmd_detach(cfg, domain, !arg_no_wait);
     }
+    if (strcmp(cmd, "reload") == 0) {
+        return qs_cmd_reload(cfg, domain);
+    }
     if (strcmp(cmd, "status") == 0) {
         return qs_cmd_status(cfg, domain, arg_json);
     }
@@ -204,6 +207,7 @@ int main(int argc, char **argv)
         "  set-ticket DOMAIN    new ticket for new links (--disconnect: drop the viewers)\n"
         "  disconnect DOMAIN ADDRESS:PORT  end one viewer's session (as status lists it)\n"
         "  token DOMAIN         mint a signed console token (--rights, --ttl, --single-use)\n"
+        "  reload DOMAIN        new certificates and token keys for the running helper\n"
         "  hook DOMAIN OP ...   libvirt qemu hook entry point (XML on stdin)\n"
         "See qemu-spice-launcher(1) and qemu-spice.conf(5).");
     g_option_context_add_main_entries(ctx, entries, NULL);

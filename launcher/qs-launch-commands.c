@@ -233,6 +233,31 @@ static gboolean console_tls(QsLaunchConfig *cfg, const QsLaunchState *st, QsCons
     return *subject || fmt != QS_FORMAT_VV;
 }
 
+int qs_cmd_reload(QsLaunchConfig *cfg, const char *domain)
+{
+    g_autoptr(GError) err = NULL;
+    g_autoptr(QsLaunchState) st = qs_find_state(cfg, domain, &err);
+
+    if (!st) {
+        qs_log_error("reload: %s", err->message);
+        return 1;
+    }
+    if (!qs_domain_locked(cfg, st->domain) || !qs_pid_alive(st->monitor_pid)) {
+        qs_log_error("reload: the launcher of '%s' is gone (a stale state file: 'detach' "
+                     "removes it)", st->domain);
+        return 1;
+    }
+    if (kill(st->monitor_pid, SIGHUP) < 0) {
+        qs_log_error("reload: signalling the launcher (pid %d): %s", st->monitor_pid,
+                     g_strerror(errno));
+        return 1;
+    }
+    printf("%s: the launcher (pid %d) reloads the certificates and token keys; its log "
+           "says 'certificates reloaded' and 'token keys reloaded', or why not\n",
+           st->domain, st->monitor_pid);
+    return 0;
+}
+
 int qs_cmd_console(QsLaunchConfig *cfg, const char *domain, const char *format,
                    const char *rights, gint ttl_s, gboolean qr)
 {

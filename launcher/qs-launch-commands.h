@@ -13,6 +13,9 @@ QsLaunchState *qs_find_state(const QsLaunchConfig *cfg, const char *domain,
 gboolean qs_parse_when(const char *s, gint64 now, gint64 *out, GError **error);
 
 int qs_cmd_detach(QsLaunchConfig *cfg, const char *domain, gboolean wait);
+/* SIGHUP to the monitor of DOMAIN (a name or its UUID): new certificates
+ * and token keys for the running helper (the unit's ExecReload). */
+int qs_cmd_reload(QsLaunchConfig *cfg, const char *domain);
 int qs_cmd_status(QsLaunchConfig *cfg, const char *domain, gboolean json);
 /* `rights` "view": the view-only password (qs_view_password()); NULL or
  * "control": the ticket. --format url, and vv on a console that takes

@@ -623,6 +623,7 @@ def test_bad_input(libvirtd, guest, launcher_env):
     assert env.state(name)["helper_pid"] == pid and pid_alive(pid)
     env.run("detach", name, check=True)
     one_line_error(env.run("detach", name), f"domain '{name}' is not attached")
+    one_line_error(env.run("reload", name), f"reload: domain '{name}' is not attached")
 
 
 def make_tls_dir(path):

@@ -499,8 +499,8 @@ def token_client(box, paths, port, token, tmp_path):
 
 @pytest.mark.timeout(300)
 def test_reload_rotates_token_keys(booted, guest, paths, tmp_path):
-    """'systemctl reload' on a console's unit (its ExecReload: SIGHUP to the
-    launcher) rotates the token keys: a token of a master key id added
+    """'systemctl reload' on a console's unit (its ExecReload: 'qemu-spice-
+    launcher reload', SIGHUP to the launcher) rotates the token keys: a token of a master key id added
     after the attach is refused until the reload, and links after it,
     while the old id's tokens keep linking (docs/operations.md, section 4)."""
     box = booted
@@ -514,7 +514,7 @@ def test_reload_rotates_token_keys(booted, guest, paths, tmp_path):
     try:
         box.run("virsh", "-q", "create", f"{WORKDIR}/{name}.xml", timeout=120)
         unit, _ = unit_of(box, name)
-        assert "/kill -HUP" in unit_prop_of(box, unit, "ExecReload"), \
+        assert "qemu-spice-launcher reload" in unit_prop_of(box, unit, "ExecReload"), \
             unit_prop_of(box, unit, "ExecReload")
         state = wait_until("the console's state file",
                            lambda: (s := read(box.path(f"/run/qemu-spice/{name}.json"))) and
