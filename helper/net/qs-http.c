@@ -41,6 +41,28 @@ gboolean qs_http_list_has(const char *value, const char *token)
     return FALSE;
 }
 
+gboolean qs_http_accepts(const char *value, const char *coding)
+{
+    g_auto(GStrv) parts = value ? g_strsplit(value, ",", -1) : NULL;
+
+    for (guint i = 0; parts && parts[i]; i++) {
+        char *params = strchr(parts[i], ';');
+        const char *q;
+
+        if (params) {
+            *params++ = '\0';
+        }
+        if (g_ascii_strcasecmp(g_strstrip(parts[i]), coding) != 0 &&
+            strcmp(parts[i], "*") != 0) {
+            continue;
+        }
+        q = params ? strstr(params, "q=") : NULL;
+        /* RFC 9110 12.4.2: a weight of 0 means "not acceptable". */
+        return !q || g_ascii_strtod(q + 2, NULL) > 0.0;
+    }
+    return FALSE;
+}
+
 /* RFC 9110 tchar. */
 static gboolean is_token(const char *s, gsize max)
 {
@@ -110,6 +132,7 @@ static char **known_header(QsHttpRequest *req, const char *name)
         { "Sec-WebSocket-Version", G_STRUCT_OFFSET(QsHttpRequest, ws_version) },
         { "Sec-WebSocket-Protocol", G_STRUCT_OFFSET(QsHttpRequest, ws_protocol) },
         { "Authorization", G_STRUCT_OFFSET(QsHttpRequest, authorization) },
+        { "Accept-Encoding", G_STRUCT_OFFSET(QsHttpRequest, accept_encoding) },
     };
 
     for (guint i = 0; i < G_N_ELEMENTS(known); i++) {

@@ -38,6 +38,7 @@ typedef struct {
     char *ws_version;       /* Sec-WebSocket-Version */
     char *ws_protocol;      /* Sec-WebSocket-Protocol */
     char *authorization;
+    char *accept_encoding;
     char *text;             /* owns the strings above */
 } QsHttpRequest;
 
@@ -62,5 +63,9 @@ gboolean qs_http_wants_upgrade(const QsHttpRequest *req);
 
 /* Does the comma list `value` hold `token` (case-insensitive)? */
 gboolean qs_http_list_has(const char *value, const char *token);
+
+/* Does an Accept-Encoding value (NULL: none sent) accept `coding`, by name
+ * or '*', with a weight other than q=0? */
+gboolean qs_http_accepts(const char *value, const char *coding);
 
 G_END_DECLS

@@ -227,8 +227,9 @@ QsServer *qs_server_new(const QsNetConfig *cfg,
     if (s->web && qs_web_missing(s->web)) {
         g_message("console page: %s; a browser is told so", qs_web_missing(s->web));
     } else if (s->web) {
-        g_message("console page: on (spice-html5: %u files, %" G_GSIZE_FORMAT " KiB)",
-                  qs_web_n_files(s->web), qs_web_total_bytes(s->web) / 1024);
+        g_message("console page: on (spice-html5: %u files, %" G_GSIZE_FORMAT " KiB, kept "
+                  "gzipped in %" G_GSIZE_FORMAT " KiB)", qs_web_n_files(s->web),
+                  qs_web_total_bytes(s->web) / 1024, qs_web_kept_bytes(s->web) / 1024);
     }
     if (cfg->disable_ticketing) {
         g_message(cfg->insecure

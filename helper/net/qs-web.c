@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <malloc.h>
 #include <stdint.h>
 #include <string.h>
 #include <unistd.h>
@@ -28,8 +29,13 @@
             "img-src 'self' data: blob:; media-src 'self' blob:; connect-src 'self'; " \
             "base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
 
+/* An asset is kept as it is served: the page's own files as built in
+ * (read-only data of the binary), spice-html5's gzipped, which every
+ * browser takes (Accept-Encoding) and which costs an idle helper a quarter
+ * of the copy's memory; a client that takes no gzip gets it inflated. */
 typedef struct {
     GBytes *data;
+    gboolean gzip;
     const char *type;       /* static */
 } Asset;
 
@@ -37,7 +43,8 @@ struct QsWeb {
     gint refs;
     GHashTable *assets;     /* path → Asset */
     guint n_files;          /* spice-html5's */
-    gsize total;
+    gsize total;            /* their size */
+    gsize kept;             /* what they take in memory */
     char *missing;          /* why spice-html5 is not served, or NULL */
 };
 
@@ -49,17 +56,35 @@ static void asset_free(gpointer p)
     g_free(a);
 }
 
+/* `in` through a zlib converter (ours, on our own data: the output's size
+ * is bounded by what was read at start). */
+static GBytes *convert(GConverter *converter, GBytes *in)
+{
+    g_autoptr(GOutputStream) mem = g_memory_output_stream_new_resizable();
+    g_autoptr(GOutputStream) out = g_converter_output_stream_new(mem, converter);
+    gsize len;
+    const void *data = g_bytes_get_data(in, &len);
+
+    g_object_unref(converter);
+    if (!g_output_stream_write_all(out, data, len, NULL, NULL, NULL) ||
+        !g_output_stream_close(out, NULL, NULL)) {
+        return NULL;
+    }
+    return g_memory_output_stream_steal_as_bytes(G_MEMORY_OUTPUT_STREAM(mem));
+}
+
 static const char *type_of(const char *name)
 {
     return g_str_has_suffix(name, ".css") ? TYPE_CSS
          : g_str_has_suffix(name, ".html") ? TYPE_HTML : TYPE_JS;
 }
 
-static void add(QsWeb *web, const char *path, const char *name, GBytes *data)
+static void add(QsWeb *web, const char *path, const char *name, GBytes *data, gboolean gzip)
 {
     Asset *a = g_new0(Asset, 1);
 
     a->data = data;
+    a->gzip = gzip;
     a->type = type_of(name);
     g_hash_table_replace(web->assets, g_strdup(path), a);
 }
@@ -82,7 +107,7 @@ QsWeb *qs_web_new_empty(void)
         GBytes *data = g_resource_lookup_data(qs_web_get_resource(), r, 0, NULL);
 
         g_assert(data);     /* built in */
-        add(web, own[i].path, own[i].resource, data);
+        add(web, own[i].path, own[i].resource, data, FALSE);
     }
     return web;
 }
@@ -90,10 +115,13 @@ QsWeb *qs_web_new_empty(void)
 void qs_web_add_file(QsWeb *web, const char *name, GBytes *data)
 {
     g_autofree char *path = g_strconcat(HTML5_PREFIX, name, NULL);
+    GBytes *gz = convert(G_CONVERTER(g_zlib_compressor_new(G_ZLIB_COMPRESSOR_FORMAT_GZIP, 6)),
+                         data);
 
     web->n_files++;
     web->total += g_bytes_get_size(data);
-    add(web, path, name, g_bytes_ref(data));
+    web->kept += g_bytes_get_size(gz ? gz : data);
+    add(web, path, name, gz ? gz : g_bytes_ref(data), gz != NULL);
 }
 
 /* One file, bounded. NULL when it is not a regular file
@@ -196,6 +224,12 @@ QsWeb *qs_web_new(const char *dir, gboolean required, GError **error)
         !read_dir(web, dir, "thirdparty", FALSE, error)) {
         return NULL;
     }
+#ifdef __GLIBC__
+    /* The files as read and zlib's work buffers are freed now, but their
+     * pages stay in the heap, in every helper's resident memory, unless
+     * handed back. */
+    malloc_trim(0);
+#endif
     return g_steal_pointer(&web);
 }
 
@@ -222,6 +256,11 @@ guint qs_web_n_files(const QsWeb *web)
 gsize qs_web_total_bytes(const QsWeb *web)
 {
     return web->total;
+}
+
+gsize qs_web_kept_bytes(const QsWeb *web)
+{
+    return web->kept;
 }
 
 const char *qs_web_missing(const QsWeb *web)
@@ -329,7 +368,21 @@ void qs_web_respond(QsWeb *web, const QsHttpRequest *req, QsWebTokenCheck check,
         answer_text(resp, 404, "Not Found", "not found\n", NULL);
         return;
     }
-    answer(resp, 200, "OK", a->type, g_bytes_ref(a->data), NULL);
+    if (!a->gzip) {
+        answer(resp, 200, "OK", a->type, g_bytes_ref(a->data), NULL);
+    } else if (qs_http_accepts(req->accept_encoding, "gzip")) {
+        answer(resp, 200, "OK", a->type, g_bytes_ref(a->data), "Content-Encoding: gzip\r\n");
+    } else {
+        GBytes *plain = convert(G_CONVERTER(g_zlib_decompressor_new(
+                                    G_ZLIB_COMPRESSOR_FORMAT_GZIP)), a->data);
+
+        if (plain) {
+            answer(resp, 200, "OK", a->type, plain, NULL);
+        } else {
+            answer_text(resp, 500, "Internal Server Error", "the file did not inflate\n",
+                        NULL);
+        }
+    }
 }
 
 void qs_web_response_clear(QsWebResponse *resp)

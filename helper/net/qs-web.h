@@ -20,6 +20,9 @@ G_BEGIN_DECLS
  * bounded. Any other path is a 404; a request is never turned into a file
  * name.
  *
+ * spice-html5's files are kept gzipped and sent so to a browser that
+ * accepts gzip (every one does), inflated to one that does not.
+ *
  * Every answer closes the connection and carries the same strict headers:
  * a Content-Security-Policy that allows only this origin's scripts, styles
  * and connections (and data:/blob: images and media, which spice-html5's
@@ -49,6 +52,8 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(QsWeb, qs_web_unref)
 
 guint qs_web_n_files(const QsWeb *web);
 gsize qs_web_total_bytes(const QsWeb *web);
+/* What spice-html5's files take in memory (gzipped). */
+gsize qs_web_kept_bytes(const QsWeb *web);
 /* Why spice-html5 is not served, or NULL. */
 const char *qs_web_missing(const QsWeb *web);
 
@@ -57,7 +62,8 @@ const char *qs_web_missing(const QsWeb *web);
 typedef QsTokenStatus (*QsWebTokenCheck)(const char *token, gsize len, gpointer data);
 
 typedef struct {
-    guint status;           /* 200, 400, 404, 405, 503 */
+    guint status;           /* 200, 400, 404, 405, 503 (500: a file that
+                             * did not inflate, which cannot happen) */
     GBytes *head;           /* status line and headers */
     GBytes *body;
     gboolean token_checked; /* a token-state request: */

@@ -12,6 +12,7 @@ itself.
 Tokens come from docs/examples/mint_token.py (test_serve_tokens.py's
 helpers); the printed link of the launcher is test_launcher_console.py's."""
 
+import gzip
 import http.client
 import shutil
 import socket
@@ -128,14 +129,14 @@ def test_console_page_tls(still_guest, helper_binary, tmp_path):
         assert "(TLS) (WebSocket) (view only) (token)" in log, log[-2000:]
 
 
-def raw_get(port, target, tls_ctx=None):
+def raw_get(port, target, tls_ctx=None, extra=""):
     """(status, headers, body) of one GET, sent as written (no client-side
-    normalisation of the path)."""
+    normalisation of the path; `extra`: header lines)."""
     sock = socket.create_connection(("127.0.0.1", port), timeout=10)
     if tls_ctx:
         sock = tls_ctx.wrap_socket(sock, server_hostname="localhost")
     with sock:
-        sock.sendall(f"GET {target} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".encode())
+        sock.sendall(f"GET {target} HTTP/1.1\r\nHost: 127.0.0.1\r\n{extra}\r\n".encode())
         data = b""
         while True:
             chunk = sock.recv(65536)
@@ -175,8 +176,14 @@ def test_console_page_paths(still_guest, helper_binary, tmp_path):
             assert headers["Cache-Control"] == "no-store"
             assert headers["X-Content-Type-Options"] == "nosniff"
             assert headers["Referrer-Policy"] == "no-referrer"
-            status, _, body = raw_get(p, "/spice-html5/main.js", c)
+            status, headers, body = raw_get(p, "/spice-html5/main.js", c)
             assert status == 200 and body == original_main
+            assert "Content-Encoding" not in headers
+            # kept gzipped: so to a client that takes gzip
+            status, headers, body = raw_get(p, "/spice-html5/main.js", c,
+                                            "Accept-Encoding: gzip, deflate\r\n")
+            assert headers["Content-Encoding"] == "gzip"
+            assert gzip.decompress(body) == original_main
             for target in ("/spice-html5/added.js", "/spice-html5/secret.txt",
                            "/spice-html5/spice_auto.html", "/spice-html5/",
                            "/spice-html5/../../../../etc/passwd", "/etc/passwd",

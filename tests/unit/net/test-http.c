@@ -39,6 +39,18 @@ static void test_accepted(void)
     g_assert_false(qs_http_list_has("keep-alive", "upgrade"));
 }
 
+static void test_accepts(void)
+{
+    g_assert_true(qs_http_accepts("gzip, deflate, br", "gzip"));
+    g_assert_true(qs_http_accepts("br;q=1.0, GZIP;q=0.5", "gzip"));
+    g_assert_true(qs_http_accepts("*", "gzip"));
+    g_assert_false(qs_http_accepts("gzip;q=0", "gzip"));
+    g_assert_false(qs_http_accepts("gzip; q=0.000", "gzip"));
+    g_assert_false(qs_http_accepts("identity", "gzip"));
+    g_assert_false(qs_http_accepts("", "gzip"));
+    g_assert_false(qs_http_accepts(NULL, "gzip"));
+}
+
 static void test_refused(void)
 {
     const struct {
@@ -107,6 +119,7 @@ int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
     g_test_add_func("/net/http/accepted", test_accepted);
+    g_test_add_func("/net/http/accepts", test_accepts);
     g_test_add_func("/net/http/refused", test_refused);
     g_test_add_func("/net/http/bounds", test_bounds);
     return g_test_run();

@@ -12,12 +12,30 @@ typedef struct {
     guint status;
     char *head;
     char *body;
+    GBytes *body_bytes;
 } Got;
 
 static void got_clear(Got *g)
 {
     g_free(g->head);
     g_free(g->body);
+    g_clear_pointer(&g->body_bytes, g_bytes_unref);
+}
+
+/* A gzip body inflated (kept by the Got that owns `body`). */
+static const char *inflate(const char *head, GBytes *body)
+{
+    static char out[4096];
+    g_autoptr(GConverter) c = G_CONVERTER(g_zlib_decompressor_new(G_ZLIB_COMPRESSOR_FORMAT_GZIP));
+    gsize len, read = 0, written = 0;
+    const void *data = g_bytes_get_data(body, &len);
+
+    (void)head;
+    g_assert_cmpint(g_converter_convert(c, data, len, out, sizeof(out) - 1,
+                                        G_CONVERTER_INPUT_AT_END, &read, &written, NULL),
+                    ==, G_CONVERTER_FINISHED);
+    out[written] = '\0';
+    return out;
 }
 G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(Got, got_clear)
 
@@ -46,6 +64,7 @@ static Got get(QsWeb *web, const char *target, const char *extra)
     g.status = resp.status;
     g.head = g_strndup(g_bytes_get_data(resp.head, NULL), g_bytes_get_size(resp.head));
     g.body = g_strndup(g_bytes_get_data(resp.body, NULL), g_bytes_get_size(resp.body));
+    g.body_bytes = g_bytes_ref(resp.body);
     g_assert_cmpint(checks, ==, resp.token_checked ? 1 : 0);
     qs_web_response_clear(&resp);
     return g;
@@ -134,6 +153,29 @@ static void test_table(void)
 
         g_assert_cmpuint(g.status, ==, 200);
         g_assert_cmpstr(g.body, ==, "export const rsa = 1;\n");
+        g_assert_null(strstr(g.head, "Content-Encoding"));
+    }
+    /* Kept gzipped: a browser that takes gzip gets it so, the same bytes
+     * once inflated; one that refuses it by weight gets them plain. */
+    {
+        g_auto(Got) g = get(web, "/spice-html5/main.js", "Accept-Encoding: gzip, deflate, br\r\n");
+        g_auto(Got) h = get(web, "/spice-html5/main.js", "Accept-Encoding: gzip;q=0\r\n");
+        g_autofree char *len = NULL;
+
+        g_assert_cmpuint(g.status, ==, 200);
+        g_assert_nonnull(strstr(g.head, "\r\nContent-Encoding: gzip\r\n"));
+        g_assert_cmpstr(inflate(g.head, g.body_bytes), ==, "export const main = 1;\n");
+        g_assert_null(strstr(h.head, "Content-Encoding"));
+        g_assert_cmpstr(h.body, ==, "export const main = 1;\n");
+        len = g_strdup_printf("Content-Length: %" G_GSIZE_FORMAT "\r\n",
+                              g_bytes_get_size(g.body_bytes));
+        g_assert_nonnull(strstr(g.head, len));
+    }
+    /* The page's own files are never gzipped. */
+    {
+        g_auto(Got) g = get(web, "/", "Accept-Encoding: gzip\r\n");
+
+        g_assert_null(strstr(g.head, "Content-Encoding"));
     }
     {
         const char *absent[] = {
