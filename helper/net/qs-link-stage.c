@@ -20,6 +20,7 @@ typedef enum {
     ST_TICKET,
     ST_DELAY,
     ST_CLOSING,       /* writing a final error, then dropped */
+    ST_WEB,           /* answering a console-page request, then dropped */
 } LinkState;
 
 typedef struct {
@@ -44,6 +45,7 @@ typedef struct {
     gboolean charged; /* took a token of the link rate limit */
     gboolean skip_auth; /* handed in with no credential asked */
     QsLinkGrant grant;  /* what its ticket granted */
+    QsWebExchange *web; /* in ST_WEB */
 } Pending;
 
 static void pending_io(QsStream *stream, GIOCondition cond, gpointer data);
@@ -66,6 +68,7 @@ static void pending_free(Pending *p)
     qs_net_source_cancel(&p->deadline);
     qs_net_source_cancel(&p->delay);
     qs_rsa_key_free(p->key);
+    qs_web_exchange_free(p->web);
     qs_stream_free(p->stream);
     g_free(p->source);
     explicit_bzero(p->in, sizeof(p->in));
@@ -82,10 +85,11 @@ static void update_condition(Pending *p)
 {
     GIOCondition cond = 0;
 
-    if (p->out_off < p->out_len) {
+    if (p->out_off < p->out_len || p->state == ST_WEB) {
         cond |= G_IO_OUT;
     }
-    if (p->state != ST_KEY && p->state != ST_DELAY && p->state != ST_CLOSING) {
+    if (p->state != ST_KEY && p->state != ST_DELAY && p->state != ST_CLOSING &&
+        p->state != ST_WEB) {
         cond |= G_IO_IN;
     }
     qs_stream_set_condition(p->stream, cond);
@@ -397,6 +401,11 @@ static gboolean do_read(Pending *p)
         if (n == -2) {
             return TRUE;
         }
+        if (n == QS_STREAM_HTTP_REQUEST) {
+            p->web = qs_web_exchange_new(p->server, p->stream);
+            p->state = ST_WEB;
+            return TRUE;
+        }
         if (n <= 0) {
             if (n < 0 && g_error_matches(error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA) &&
                 qs_link_log_allowed(p->server)) {     /* a malformed WebSocket upgrade or frame */
@@ -413,8 +422,34 @@ static gboolean do_read(Pending *p)
     return TRUE;
 }
 
+/* The console page's answer; the connection ends with it. */
+static gboolean web_write(Pending *p)
+{
+    g_autoptr(GError) error = NULL;
+
+    switch (qs_web_exchange_write(p->web, p->stream, &error)) {
+    case QS_STREAM_AGAIN:
+        return TRUE;
+    case QS_STREAM_ERROR:
+        pending_drop(p, error->message);
+        return FALSE;
+    case QS_STREAM_DONE:
+        /* A browser fetches the page's files one connection each: on the
+         * TLS port a served one gives its token back, like a link. */
+        if (p->server->rate && p->charged && qs_web_exchange_served(p->web)) {
+            qs_rate_limit_refund(p->server->rate, p->source, g_get_monotonic_time());
+        }
+        break;
+    }
+    pending_drop(p, "console page answered");
+    return FALSE;
+}
+
 static gboolean do_write(Pending *p)
 {
+    if (p->state == ST_WEB) {
+        return web_write(p);
+    }
     while (p->out_off < p->out_len) {
         g_autoptr(GError) error = NULL;
         struct iovec iov = {
@@ -466,7 +501,7 @@ static void pending_io(QsStream *stream, GIOCondition cond, gpointer data)
     }
     if (cond & (G_IO_IN | G_IO_HUP | G_IO_ERR)) {
         if (p->state == ST_KEY || p->state == ST_DELAY ||
-            p->state == ST_CLOSING) {
+            p->state == ST_CLOSING || p->state == ST_WEB) {
             if (cond & (G_IO_HUP | G_IO_ERR)) {
                 pending_drop(p, "connection lost");
                 return;
@@ -476,7 +511,7 @@ static void pending_io(QsStream *stream, GIOCondition cond, gpointer data)
         }
     }
     /* Replies are small: try to send them right away. */
-    if (p->out_off < p->out_len && !do_write(p)) {
+    if ((p->out_off < p->out_len || p->state == ST_WEB) && !do_write(p)) {
         return;
     }
     update_condition(p);

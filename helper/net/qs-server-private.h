@@ -9,6 +9,7 @@
 #include "net/qs-stream.h"
 #include "net/qs-ticket.h"
 #include "net/qs-token-verifier.h"
+#include "net/qs-web.h"
 
 typedef struct QsListener QsListener;
 
@@ -21,6 +22,7 @@ struct QsServer {
     QsTicket *ticket;
     QsTicket *view_ticket;      /* a second password, for view-only clients */
     QsTokenVerifier *tokens;    /* signed console tokens, or NULL */
+    QsWeb *web;                 /* the console page, or NULL: no page */
     gboolean auth_disabled;     /* --disable-ticketing */
     guint32 secure_mask;
     guint max_pending;
@@ -52,6 +54,20 @@ void qs_link_auth_check(QsServer *s, const guint8 *password, gsize len,
                         guint8 channel_type, guint32 connection_id, QsLinkGrant *grant);
 /* The link of a granted ticket succeeded as session `session_id`. */
 void qs_link_auth_commit(QsServer *s, const QsLinkGrant *grant, guint32 session_id);
+
+/* Would `token` link a new main channel now? Nothing is used up; without
+ * token keys QS_TOKEN_NOT_A_TOKEN. */
+QsTokenStatus qs_link_auth_token_state(QsServer *s, const char *token, gsize len);
+
+/* A console-page request taken from a pending connection's stream
+ * (qs-link-web.c): the answer is made (and a refused token logged) at once,
+ * then written as the socket takes it. */
+typedef struct QsWebExchange QsWebExchange;
+QsWebExchange *qs_web_exchange_new(QsServer *s, QsStream *stream);
+void qs_web_exchange_free(QsWebExchange *x);
+QsStreamStatus qs_web_exchange_write(QsWebExchange *x, QsStream *stream, GError **error);
+/* A file or the page went out (not a 404 or other refusal). */
+gboolean qs_web_exchange_served(const QsWebExchange *x);
 
 /* Link refusals are logged, but a scanner or a flood must not fill the
  * journal: FALSE once the window's share of lines is spent

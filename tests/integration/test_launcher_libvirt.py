@@ -653,6 +653,7 @@ def test_bad_input(libvirtd, guest, launcher_env):
     assert env.state(name)["helper_pid"] == pid and pid_alive(pid)
     env.run("detach", name, check=True)
     one_line_error(env.run("detach", name), f"domain '{name}' is not attached")
+    one_line_error(env.run("reload", name), f"reload: domain '{name}' is not attached")
 
 
 def make_tls_dir(path):
@@ -676,7 +677,7 @@ def test_attach_tls_private_copy(libvirtd, guest, launcher_env):
     env = launcher_env
     tls = make_tls_dir(env.dir / "tls")
     env.write_conf(listen__tls="true", listen__tls_dir=str(tls),
-                   listen__secure_channels="all")
+                   listen__secure_channels="all", helper__console_page="false")
     name = start_domain(libvirtd, "qs-test-launch-tls", guest, env.dir, persistent=False)
     env.run("attach", name, "--no-supervise", check=True)
     st = env.state(name)
@@ -685,7 +686,8 @@ def test_attach_tls_private_copy(libvirtd, guest, launcher_env):
     assert rep["argv"][1:] == ["--dbus-p2p-fd=3", "--listen-fd=4", "--tls-listen-fd=5",
                                f"--tls-dir={private}", "--secure-channels=all",
                                "--max-sessions=4", "--when-full=refuse", "--max-fps=30",
-                               "--ticket-fd=6", "--control-fd=7", "--user=nobody"]
+                               "--no-console-page", "--ticket-fd=6", "--control-fd=7",
+                               "--user=nobody"]
     assert st["tls_port"] != st["port"] and st["tls_port"]
     fds = fd_table(st["helper_pid"])
     assert fds[5] in listening_inodes(st["tls_port"])
@@ -698,6 +700,7 @@ def test_attach_tls_private_copy(libvirtd, guest, launcher_env):
     assert f'tls-port="{st["tls_port"]}"' in meta
     vv = env.run("console", name, "--format", "vv", check=True).stdout
     assert f"tls-port={st['tls_port']}\n" in vv and "ca=-----BEGIN CERTIFICATE-----\\n" in vv
+    assert "host-subject=CN=127.0.0.1\n" in vv, vv
     env.run("detach", name, check=True)
     assert env.run_files() == [] and env.helper_pids() == []
 

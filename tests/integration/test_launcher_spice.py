@@ -307,11 +307,13 @@ def test_real_helper_tls(libvirtd, guest, paths, helper_binary, test_client):
         assert res.returncode == 0, (res.returncode, res.stderr[-2000:], env.log(name)[-2000:])
 
         # New certificates (another CA) reach the confined helper through
-        # its control socket on the launcher's SIGHUP; new links use them.
+        # its control socket on the launcher's SIGHUP, which 'reload' sends;
+        # new links use them.
         fresh = make_tls_dir(env.dir / "tls-new")
         for f in ("ca-cert.pem", "server-cert.pem", "server-key.pem"):
             (tls / f).write_bytes((fresh / f).read_bytes())
-        os.kill(st["monitor_pid"], signal.SIGHUP)
+        res = env.run("reload", name, check=True)
+        assert f"the launcher (pid {st['monitor_pid']}) reloads" in res.stdout, res.stdout
         wait_log(env, name, "certificates reloaded")
         assert "TLS certificates replaced" in env.log(name)
         res = run_client(test_client, "--tls-port", st["tls_port"], "--ca-file",

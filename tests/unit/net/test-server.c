@@ -11,6 +11,7 @@
 #include "net/qs-link.h"
 #include "net/qs-server.h"
 #include "net/qs-ticket.h"
+#include "net/qs-web.h"
 #include "net-test-client.h"
 
 #define PASSWORD "s3cret-pw"
@@ -290,6 +291,7 @@ typedef struct {
     gint max_link_burst;
     gboolean fake_rate_clock;   /* the link rate on fake_now_us, not the machine's */
     gboolean tokens_only;   /* token keys (test-token.c's) and no ticket */
+    gboolean page;          /* the console page, with one spice-html5 file */
 } Setup;
 
 /* The link rate's clock in the tests that ask for it: it stands still
@@ -335,6 +337,12 @@ static Fixture *fixture_start(const Setup *s)
 
         f->cfg.view_ticket = qs_ticket_new(s->view_password, strlen(s->view_password),
                                            view_expiry, NULL);
+    }
+    if (s->page) {
+        g_autoptr(GBytes) js = g_bytes_new_static("export {};\n", 11);
+
+        f->cfg.web = qs_web_new_empty();
+        qs_web_add_file(f->cfg.web, "main.js", js);
     }
     f->cfg.secure_mask = s->secure_mask;
     f->cfg.auth_fail_delay_ms = 50;
@@ -857,6 +865,99 @@ static void test_bad_links(void)
     fixture_stop(f);
 }
 
+/* One GET on a fresh connection: the whole answer, up to the server's
+ * close (NULL if the connection was refused before it). */
+static char *http_get(guint16 port, gboolean tls, const char *target, const char *extra)
+{
+    NetTestClient *c = net_test_client_connect(port, tls);
+    g_autofree char *req = NULL;
+    GString *got;
+    char ch;
+
+    if (!c) {
+        return NULL;
+    }
+    req = g_strdup_printf("GET %s HTTP/1.1\r\nHost: 127.0.0.1\r\n%s\r\n", target,
+                          extra ? extra : "");
+    g_assert_true(net_test_client_send(c, req, strlen(req)));
+    got = g_string_new(NULL);
+    while (got->len < 64 * 1024 && net_test_client_recv(c, &ch, 1)) {
+        g_string_append_c(got, ch);
+    }
+    net_test_client_free(c);
+    return g_string_free(got, FALSE);
+}
+
+static void assert_state(Fixture *f, const char *token, const char *state)
+{
+    g_autofree char *auth = g_strdup_printf("Authorization: Bearer %s\r\n", token);
+    g_autofree char *r = http_get(f->port, FALSE, "/qs/token-state", auth);
+    g_autofree char *want = g_strdup_printf("\r\n\r\n{\"state\":\"%s\"}\n", state);
+
+    g_assert_true(g_str_has_prefix(r, "HTTP/1.1 200 OK\r\n"));
+    g_assert_true(g_str_has_suffix(r, want));
+}
+
+/* The console page on a console port: the page, a file, a 404, a token's
+ * state before and after its single use, and SPICE on the same port. */
+static void test_console_page(void)
+{
+    Setup s = { .tokens_only = TRUE, .page = TRUE };
+    Fixture *f = fixture_start(&s);
+    g_autofree char *page = http_get(f->port, FALSE, "/", NULL);
+    g_autofree char *js = http_get(f->port, FALSE, "/spice-html5/main.js", NULL);
+    g_autofree char *none = http_get(f->port, FALSE, "/spice-html5/../../etc/passwd", NULL);
+    NetTestClient *c;
+
+    g_assert_true(g_str_has_prefix(page, "HTTP/1.1 200 OK\r\n"));
+    g_assert_nonnull(strstr(page, "<script type=\"module\" src=\"/qs/console.js\">"));
+    g_assert_true(g_str_has_suffix(js, "\r\n\r\nexport {};\n"));
+    g_assert_true(g_str_has_prefix(none, "HTTP/1.1 404 Not Found\r\n"));
+    assert_state(f, TOKEN_ONCE, "valid");
+    assert_state(f, "qst.AQICdzWUAAECAwQFBgcIb44a1Dj-ngIc2aEAh24WvlUZkDX", "wrong");
+    assert_state(f, "a-password", "ticket");
+    c = net_test_client_connect(f->port, FALSE);
+    g_assert_cmpint(net_test_client_link(c, 0, SPICE_CHANNEL_MAIN, TOKEN_ONCE), ==, 0);
+    assert_echo(c, "linked");
+    assert_state(f, TOKEN_ONCE, "used");
+    net_test_client_free(c);
+    fixture_stop(f);
+}
+
+/* On the TLS port every connection costs a link-rate token before its
+ * handshake; a served file gives it back (a page is a dozen files), a
+ * refusal does not. */
+static void test_console_page_tls_rate(void)
+{
+    Setup s = { .tls = TRUE, .page = TRUE, .max_link_rate = 1, .max_link_burst = 3 };
+    Fixture *f = fixture_start(&s);
+    guint refused = 0;
+    gint64 start;
+    guint refills;
+
+    if (!f) {
+        g_test_skip("cannot make a certificate with openssl");
+        return;
+    }
+    for (guint i = 0; i < 12; i++) {
+        g_autofree char *r = http_get(f->tls_port, TRUE, "/spice-html5/main.js", NULL);
+
+        g_assert_nonnull(r);
+        g_assert_true(g_str_has_prefix(r, "HTTP/1.1 200 OK\r\n"));
+    }
+    start = g_get_monotonic_time();
+    for (guint i = 0; i < 8; i++) {
+        g_autofree char *r = http_get(f->tls_port, TRUE, "/nothing-here", NULL);
+
+        refused += r == NULL;
+    }
+    /* Three from the burst, one more for each second the loop took. */
+    refills = (guint)((g_get_monotonic_time() - start) / G_USEC_PER_SEC) + 1;
+    g_assert_cmpuint(refused, >=, 8 - 3 - MIN(refills, 5u));
+    g_assert_cmpuint(qs_server_get_rate_limited_count(f->server), ==, refused);
+    fixture_stop(f);
+}
+
 static void test_oversize_message(void)
 {
     Setup s = { 0 };
@@ -1197,6 +1298,8 @@ int main(int argc, char **argv)
     g_test_add_func("/net/server/tls-version-and-deadline",
                     test_tls_version_and_deadline);
     g_test_add_func("/net/server/bad-links", test_bad_links);
+    g_test_add_func("/net/server/console-page", test_console_page);
+    g_test_add_func("/net/server/console-page-tls-rate", test_console_page_tls_rate);
     g_test_add_func("/net/server/oversize-message", test_oversize_message);
     g_test_add_func("/net/server/close-from-handler",
                     test_close_from_handler);
