@@ -53,14 +53,8 @@ static void pending_io(QsStream *stream, GIOCondition cond, gpointer data);
 static void pending_free(Pending *p)
 {
     QsServer *s = p->server;
-    guint n = GPOINTER_TO_UINT(g_hash_table_lookup(s->per_source, p->source));
 
-    if (n <= 1) {
-        g_hash_table_remove(s->per_source, p->source);
-    } else {
-        g_hash_table_insert(s->per_source, g_strdup(p->source),
-                            GUINT_TO_POINTER(n - 1));
-    }
+    qs_link_limits_leave(s, p->source);
     g_queue_delete_link(&s->pending, p->node);
     if (p->key_wait) {
         qs_key_pool_cancel(s->keys, p->key_wait);
@@ -526,37 +520,9 @@ static gboolean deadline_cb(gpointer data)
     return G_SOURCE_REMOVE;
 }
 
-static Pending *oldest_from(QsServer *s, const char *source)
+static const char *source_of(gconstpointer pending)
 {
-    for (GList *l = s->pending.head; l; l = l->next) {
-        Pending *p = l->data;
-
-        if (!source || strcmp(p->source, source) == 0) {
-            return p;
-        }
-    }
-    return NULL;
-}
-
-/* Makes room for one more pending link: the oldest goes, so a flood of
- * idle connections cannot lock out a client that links promptly. */
-static void enforce_limits(QsServer *s, const char *source)
-{
-    guint n = GPOINTER_TO_UINT(g_hash_table_lookup(s->per_source, source));
-    Pending *victim = NULL;
-
-    if (n >= s->max_pending_per_source) {
-        victim = oldest_from(s, source);
-    } else if (s->pending.length >= s->max_pending) {
-        victim = oldest_from(s, NULL);
-    }
-    if (victim) {
-        if (s->evictions++ % 100 == 0) {
-            g_message("too many unauthenticated connections: dropping the "
-                      "oldest (%" G_GUINT64_FORMAT " so far)", s->evictions);
-        }
-        pending_free(victim);
-    }
+    return ((const Pending *)pending)->source;
 }
 
 void qs_link_stage_start(QsServer *s, QsStream *stream, const char *source,
@@ -564,7 +530,6 @@ void qs_link_stage_start(QsServer *s, QsStream *stream, const char *source,
 {
     gboolean tls = qs_stream_is_tls(stream);
     Pending *p;
-    guint n;
 
     /* On the TLS port the handshake (a signature with the server key) is
      * the first costly step: the token is taken before it, and closing
@@ -573,7 +538,10 @@ void qs_link_stage_start(QsServer *s, QsStream *stream, const char *source,
         qs_stream_free(stream);
         return;
     }
-    enforce_limits(s, source);
+    p = qs_link_limits_victim(s, source, source_of);
+    if (p) {
+        pending_free(p);
+    }
     p = g_new0(Pending, 1);
     p->server = s;
     p->stream = stream;
@@ -584,9 +552,7 @@ void qs_link_stage_start(QsServer *s, QsStream *stream, const char *source,
     p->in_need = QS_LINK_HEADER_SIZE;
     g_queue_push_tail(&s->pending, p);
     p->node = s->pending.tail;
-    n = GPOINTER_TO_UINT(g_hash_table_lookup(s->per_source, source));
-    g_hash_table_insert(s->per_source, g_strdup(source),
-                        GUINT_TO_POINTER(n + 1));
+    qs_link_limits_enter(s, source);
     p->deadline = qs_net_timeout_source(s->link_timeout_ms, deadline_cb, p,
                                         NULL);
     /* Plain or TLS, the client speaks first. */

@@ -76,6 +76,13 @@ gboolean qs_link_log_allowed(QsServer *s);
 /* One token of the per-source link rate limit; FALSE (counted, logged now
  * and then) if the source has none left. */
 gboolean qs_link_charge(QsServer *s, const char *source);
+/* Counting the unauthenticated connections of each source. */
+void qs_link_limits_enter(QsServer *s, const char *source);
+void qs_link_limits_leave(QsServer *s, const char *source);
+/* The pending link (of s->pending, whose source `source_of` reads) that
+ * must go to make room for one more from `source`, or NULL. */
+gpointer qs_link_limits_victim(QsServer *s, const char *source,
+                               const char *(*source_of)(gconstpointer pending));
 
 /* The source every socket of qs_server_add_client counts as. */
 #define QS_SERVER_ADDED_SOURCE "add-client"
