@@ -244,39 +244,7 @@ static gpointer server_thread(gpointer data)
     return NULL;
 }
 
-static char *make_tls_dir(void)
-{
-    g_autofree char *dir = g_dir_make_tmp("qs-net-tls-XXXXXX", NULL);
-    g_autofree char *key = g_build_filename(dir, "server-key.pem", NULL);
-    g_autofree char *cert = g_build_filename(dir, "server-cert.pem", NULL);
-    const char *argv[] = {
-        "openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt",
-        "ec_paramgen_curve:prime256v1", "-nodes", "-subj", "/CN=localhost",
-        "-days", "1", "-keyout", key, "-out", cert, NULL,
-    };
-    gint status;
 
-    if (!g_spawn_sync(NULL, (char **)argv, NULL,
-                      G_SPAWN_SEARCH_PATH | G_SPAWN_STDOUT_TO_DEV_NULL |
-                      G_SPAWN_STDERR_TO_DEV_NULL, NULL, NULL, NULL, NULL,
-                      &status, NULL) ||
-        !g_spawn_check_wait_status(status, NULL)) {
-        return NULL;
-    }
-    return g_steal_pointer(&dir);
-}
-
-static void remove_tls_dir(const char *dir)
-{
-    static const char *const files[] = { "server-key.pem", "server-cert.pem" };
-
-    for (guint i = 0; i < G_N_ELEMENTS(files); i++) {
-        g_autofree char *p = g_build_filename(dir, files[i], NULL);
-
-        g_unlink(p);
-    }
-    g_rmdir(dir);
-}
 
 typedef struct {
     gboolean tls;
@@ -365,7 +333,7 @@ static Fixture *fixture_start(const Setup *s)
         f->cfg.max_link_burst = s->max_link_burst;
     }
     if (s->tls) {
-        f->tls_dir = make_tls_dir();
+        f->tls_dir = net_test_make_tls_dir();
         if (!f->tls_dir) {
             qs_net_config_clear(&f->cfg);
             g_free(f);
@@ -403,7 +371,7 @@ static void fixture_stop(Fixture *f)
     g_main_context_unref(f->ctx);
     qs_net_config_clear(&f->cfg);
     if (f->tls_dir) {
-        remove_tls_dir(f->tls_dir);
+        net_test_remove_tls_dir(f->tls_dir);
         g_free(f->tls_dir);
     }
     g_free(f->last_close_reason);
