@@ -536,6 +536,8 @@ int main(int argc, char **argv)
         qs_agent_drop_clipboard(channels, clipboard);
     }
     qs_agent_set_guest(channels, NULL);
+    /* Its chardev's watch is on one of the display's chardevs. */
+    g_clear_pointer(&guest_agent, qs_agent_guest_free);
     qs_agent_set_monitors(channels, NULL, NULL);
     for (guint i = 0; i < ui_infos.n; i++) {
         qs_ui_info_free(ui_infos.ui[i]);

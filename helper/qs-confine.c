@@ -61,18 +61,29 @@ static const struct {
 static guint active_steps;
 
 #ifdef QS_CONFINE_SANITIZER
-/* LeakSanitizer's exit-time check forks a tracer and ptraces the threads:
- * impossible under the filter, and impossible once a uid change has made the
- * process non-dumpable (e.g. the bus identity), so it is off then. */
+/* LeakSanitizer's exit-time check clones a tracer that lists the threads in
+ * /proc/self/task and ptraces them: impossible under the filter or in the
+ * empty root, so it is off after those steps. A sanitizer build (never
+ * shipped) stays dumpable through the nnp step and every uid change, so
+ * that the check runs with the other steps on: the tests run their helpers
+ * on the sanitizer build without fs and seccomp for it (tests/README.md). */
 int __lsan_is_turned_off(void);
 int __lsan_is_turned_off(void)
 {
-    if (active_steps & QS_CONFINE_SECCOMP) {
+    if (active_steps & (QS_CONFINE_SECCOMP | QS_CONFINE_FS)) {
         return 1;
     }
     return prctl(PR_GET_DUMPABLE, 0, 0, 0, 0) != 1;
 }
 #endif
+
+/* A uid change makes the process non-dumpable; see __lsan_is_turned_off. */
+static void keep_dumpable_for_sanitizer(void)
+{
+#ifdef QS_CONFINE_SANITIZER
+    prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
+#endif
+}
 
 void qs_confine_config_init(QsConfineConfig *cfg)
 {
@@ -490,6 +501,7 @@ gboolean qs_confine_apply(QsConfineConfig *cfg, GError **error)
     if (!qs_confine_end_bus_identity(cfg, error)) {
         return FALSE;
     }
+    keep_dumpable_for_sanitizer();
     root = geteuid() == 0;
     if (!root) {
         /* These need privileges the helper was not started with. */
@@ -506,9 +518,11 @@ gboolean qs_confine_apply(QsConfineConfig *cfg, GError **error)
     if ((want & QS_CONFINE_NNP) && prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0) {
         return set_errno_error(error, "no_new_privs");
     }
+#ifndef QS_CONFINE_SANITIZER
     if ((want & QS_CONFINE_NNP) && prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0) {
         return set_errno_error(error, "not dumpable");
     }
+#endif
     active_steps |= want & QS_CONFINE_NNP;
     if ((want & QS_CONFINE_RLIMITS) && !apply_rlimits(cfg, error)) {
         return FALSE;
@@ -532,6 +546,7 @@ gboolean qs_confine_apply(QsConfineConfig *cfg, GError **error)
         if (!apply_user(cfg, error)) {
             return FALSE;
         }
+        keep_dumpable_for_sanitizer();
         active_steps |= QS_CONFINE_USER;
     }
     if ((want & QS_CONFINE_CAPS) && !apply_caps(error)) {

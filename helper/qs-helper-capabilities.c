@@ -31,6 +31,8 @@ gboolean qs_helper_print_capabilities(void)
         "token-keys",      /* signed console tokens: --token-keys-file, --token-keys-fd */
         "dbus-chardev",    /* qemu's -chardev dbus (org.qemu.Display1.Chardev) as channels */
         "add-client",      /* org.qemuspice.Helper1.AddClient: virDomainOpenGraphicsFD */
+        "console-page",    /* the browser page on the console ports: --no-console-page,
+                            * --spice-html5-dir */
     };
     g_autoptr(GError) error = NULL;
     g_autoptr(GString) out = g_string_new(NULL);

@@ -28,6 +28,7 @@ static char *arg_rights;
 static int arg_ttl = 300;
 static gboolean arg_single_use;
 static int arg_key_id;
+static gboolean arg_qr;
 static gboolean arg_systemd;
 
 static const GOptionEntry entries[] = {
@@ -52,7 +53,10 @@ static const GOptionEntry entries[] = {
       "attach: wait up to SECONDS for the domain to run (default 0)",
       "SECONDS" },
     { "format", 0, 0, G_OPTION_ARG_STRING, &arg_format,
-      "console: uri (default), json, vv, kerbside", "FORMAT" },
+      "console: uri (default), json, vv, kerbside, url (a browser link with a "
+      "single-use token)", "FORMAT" },
+    { "qr", 0, 0, G_OPTION_ARG_NONE, &arg_qr,
+      "console --format url: also print the link as a QR code", NULL },
     { "json", 0, 0, G_OPTION_ARG_NONE, &arg_json,
       "status: one JSON object per line", NULL },
     { "no-wait", 0, 0, G_OPTION_ARG_NONE, &arg_no_wait,
@@ -63,8 +67,8 @@ static const GOptionEntry entries[] = {
     { "rights", 0, 0, G_OPTION_ARG_STRING, &arg_rights,
       "token, console, set-ticket: view or control (default control)", "RIGHTS" },
     { "ttl", 0, 0, G_OPTION_ARG_INT, &arg_ttl,
-      "token, console --rights view with tokens: seconds until it expires "
-      "(default 300)", "SECONDS" },
+      "token, and console when it hands out a token (url, vv, --rights view): "
+      "seconds until it expires (default 300)", "SECONDS" },
     { "single-use", 0, 0, G_OPTION_ARG_NONE, &arg_single_use,
       "token: it links one viewer session only", NULL },
     { "key-id", 0, 0, G_OPTION_ARG_INT, &arg_key_id,
@@ -95,7 +99,7 @@ static int run(int argc, char **argv)
     if (strcmp(cmd, "attach") && strcmp(cmd, "detach") &&
         strcmp(cmd, "status") && strcmp(cmd, "console") &&
         strcmp(cmd, "set-ticket") && strcmp(cmd, "disconnect") && strcmp(cmd, "hook") &&
-        strcmp(cmd, "token")) {
+        strcmp(cmd, "token") && strcmp(cmd, "reload")) {
         g_autofree char *m = g_strdup_printf("unknown command '%s'", cmd);
 
         return usage(m);
@@ -149,6 +153,9 @@ static int run(int argc, char **argv)
     if (strcmp(cmd, "detach") == 0) {
         return qs_cmd_detach(cfg, domain, !arg_no_wait);
     }
+    if (strcmp(cmd, "reload") == 0) {
+        return qs_cmd_reload(cfg, domain);
+    }
     if (strcmp(cmd, "status") == 0) {
         return qs_cmd_status(cfg, domain, arg_json);
     }
@@ -157,7 +164,7 @@ static int run(int argc, char **argv)
             return usage("--rights must be view or control");
         }
         return qs_cmd_console(cfg, domain, arg_format ? arg_format : "uri", arg_rights,
-                              arg_ttl);
+                              arg_ttl, arg_qr);
     }
     if (strcmp(cmd, "set-ticket") == 0 && arg_rights && strcmp(arg_rights, "view") == 0) {
         if (arg_disconnect) {
@@ -196,10 +203,11 @@ int main(int argc, char **argv)
         "  attach DOMAIN        start a qemu-spice helper for the domain\n"
         "  detach DOMAIN        stop it and remove the console\n"
         "  status [DOMAIN]      pid, ports, uptime, clients (exit 4: starting)\n"
-        "  console DOMAIN       print the console (--format uri|json|vv|kerbside)\n"
+        "  console DOMAIN       print the console (--format uri|json|vv|kerbside|url)\n"
         "  set-ticket DOMAIN    new ticket for new links (--disconnect: drop the viewers)\n"
         "  disconnect DOMAIN ADDRESS:PORT  end one viewer's session (as status lists it)\n"
         "  token DOMAIN         mint a signed console token (--rights, --ttl, --single-use)\n"
+        "  reload DOMAIN        new certificates and token keys for the running helper\n"
         "  hook DOMAIN OP ...   libvirt qemu hook entry point (XML on stdin)\n"
         "See qemu-spice-launcher(1) and qemu-spice.conf(5).");
     g_option_context_add_main_entries(ctx, entries, NULL);

@@ -13,6 +13,7 @@
 #include <unistd.h>
 #include <gio/gio.h>
 #include <glib-unix.h>
+#include "qs-launch-address.h"
 #include "qs-launch-control.h"
 #include "qs-launch-libvirt.h"
 #include "qs-launch-tokens.h"
@@ -162,10 +163,12 @@ static gboolean prepare(Session *s, const char *arg, GError **error)
     s->st->uuid = g_strdup(s->info->uuid);
     s->st->mode = g_strdup(s->info->mode == QS_DISPLAY_P2P ? "p2p" : "bus");
     s->st->listen = g_strdup(s->cfg->listen_address);
-    s->st->host = g_strdup(s->cfg->console_host ? s->cfg->console_host
-                           : strcmp(s->cfg->listen_address, "0.0.0.0") == 0 ||
-                             strcmp(s->cfg->listen_address, "::") == 0
-                           ? g_get_host_name() : s->cfg->listen_address);
+    if (s->cfg->console_host) {
+        s->st->host = g_strdup(s->cfg->console_host);
+        s->host_from = "[listen] host";
+    } else {
+        s->st->host = qs_reported_address(s->cfg, &s->host_from);
+    }
     s->st->supervise = s->opts.supervise;
     s->st->attached = g_get_real_time() / G_USEC_PER_SEC;
     s->st->log = qs_log_path(s->cfg, name);
@@ -224,8 +227,9 @@ static gboolean prepare(Session *s, const char *arg, GError **error)
  * launcher is attaching (its pid replaces the hook's queued record). */
 static void record_pending(Session *s, const char *domain, const char *msg)
 {
+    /* Under the unit, DOMAIN is the instance systemd gave us. */
     g_autofree char *unit = s->opts.systemd ?
-                            qs_systemd_unit_name(domain, NULL) : NULL;
+                            g_strconcat("qemu-spice@", domain, ".service", NULL) : NULL;
     QsPending rec = {
         .failed = msg != NULL,
         .pid = getpid(),
@@ -379,5 +383,7 @@ int qs_attach(QsLaunchConfig *cfg, const char *domain,
                               s->st->tls_port, s->helper,
                               opts->supervise ? " (supervised)" : "");
     report(report_fd, TRUE, summary);
+    /* Said once the attach succeeded: a failed one is one line. */
+    qs_log_info("console address %s: %s", s->st->host, s->host_from);
     return qs_session_run(s);
 }

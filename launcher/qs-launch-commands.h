@@ -13,11 +13,16 @@ QsLaunchState *qs_find_state(const QsLaunchConfig *cfg, const char *domain,
 gboolean qs_parse_when(const char *s, gint64 now, gint64 *out, GError **error);
 
 int qs_cmd_detach(QsLaunchConfig *cfg, const char *domain, gboolean wait);
+/* SIGHUP to the monitor of DOMAIN (a name or its UUID): new certificates
+ * and token keys for the running helper (the unit's ExecReload). */
+int qs_cmd_reload(QsLaunchConfig *cfg, const char *domain);
 int qs_cmd_status(QsLaunchConfig *cfg, const char *domain, gboolean json);
 /* `rights` "view": the view-only password (qs_view_password()); NULL or
- * "control": the ticket. */
+ * "control": the ticket. --format url, and vv on a console that takes
+ * tokens: a fresh single-use token with those rights for `ttl_s`; `qr`
+ * (url only) adds the link as a QR code. */
 int qs_cmd_console(QsLaunchConfig *cfg, const char *domain, const char *format,
-                   const char *rights, gint ttl_s);
+                   const char *rights, gint ttl_s, gboolean qr);
 /* Gives the running helper a new ticket (it keeps the connected viewer
  * unless `disconnect`) and writes it to the ticket file. */
 int qs_cmd_set_ticket(QsLaunchConfig *cfg, const char *domain,

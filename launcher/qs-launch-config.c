@@ -7,6 +7,7 @@
 #include <string.h>
 #include <gio/gio.h>
 #include "qs-launch-config.h"
+#include "qs-launch-qemu-conf.h"
 
 typedef struct {
     const char *group;
@@ -15,11 +16,11 @@ typedef struct {
 
 static const KnownGroup known[] = {
     { "launcher", { "uri", "run-dir", "autostart", "autostart-domains",
-                    "supervise", "restart-backoff-max", "wait", NULL } },
+                    "supervise", "restart-backoff-max", "wait", "qemu-conf", NULL } },
     { "listen", { "address", "ports", "plain", "tls", "tls-dir",
-                  "secure-channels", "host", "proxy-only", NULL } },
+                  "secure-channels", "host", "public-address", "proxy-only", NULL } },
     { "ticket", { "lifetime", "token-keys", NULL } },
-    { "helper", { "path", "user", "log-dir", "max-fps", NULL } },
+    { "helper", { "path", "user", "log-dir", "max-fps", "console-page", NULL } },
     { "sessions", { "max", "when-full", NULL } },
 };
 
@@ -157,14 +158,13 @@ static gboolean parse_ports(const char *name, const char *v, guint *min,
     return TRUE;
 }
 
-static gboolean parse_listen_address(const char *name, const char *v,
-                                     GError **error)
+static gboolean parse_address(const char *name, const char *key, const char *v,
+                              GError **error)
 {
     g_autoptr(GInetAddress) addr = g_inet_address_new_from_string(v);
 
     if (!addr) {
-        return BAD("listen", "address", "'%s' is not a numeric IPv4 or IPv6 "
-                   "address", v);
+        return BAD("listen", key, "'%s' is not a numeric IPv4 or IPv6 address", v);
     }
     return TRUE;
 }
@@ -206,6 +206,57 @@ const char *const qs_libvirt_spice_tls_dirs[] = {
     "/etc/pki/libvirt-spice", "/etc/pki/qemu", NULL
 };
 
+/* What [listen] does not say, libvirt's qemu.conf does for its own SPICE
+ * servers: spice_listen (default 127.0.0.1), spice_tls, and
+ * spice_tls_x509_cert_dir, which libvirt takes when it exists and otherwise
+ * default_tls_x509_cert_dir (SYSCONFDIR/pki/qemu unless set). */
+#define QEMU_CONF_ERROR "libvirt's qemu.conf, read for what [listen] does not say " \
+                        "([launcher] qemu-conf): "
+
+static gboolean libvirt_defaults(QsLaunchConfig *cfg, GKeyFile *kf, GError **error)
+{
+    QsQemuConf qc;
+    gboolean ok = TRUE;
+
+    if (!qs_qemu_conf_load(cfg->qemu_conf, &qc, error)) {
+        g_prefix_error(error, QEMU_CONF_ERROR);
+        return FALSE;
+    }
+    if (!g_key_file_has_key(kf, "listen", "address", NULL)) {
+        g_autoptr(GInetAddress) addr = qc.spice_listen ?
+            g_inet_address_new_from_string(qc.spice_listen) : NULL;
+
+        if (qc.spice_listen && !addr) {
+            g_set_error(error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+                        QEMU_CONF_ERROR "%s: spice_listen '%s' is not a numeric address: "
+                        "set [listen] address in qemu-spice.conf", cfg->qemu_conf,
+                        qc.spice_listen);
+            ok = FALSE;
+        } else {
+            g_free(cfg->listen_address);
+            cfg->listen_address = g_strdup(qc.spice_listen ? qc.spice_listen : "127.0.0.1");
+            cfg->listen_from = qc.spice_listen ? "qemu.conf spice_listen"
+                                               : "libvirt's default for SPICE";
+        }
+    }
+    if (!g_key_file_has_key(kf, "listen", "tls", NULL) && qc.spice_tls >= 0) {
+        cfg->tls = qc.spice_tls == 1;
+    }
+    if (!g_key_file_has_key(kf, "listen", "tls-dir", NULL)) {
+        g_free(cfg->tls_dir);
+        if (qc.spice_tls_dir) {
+            cfg->tls_dir = g_strdup(qc.spice_tls_dir);
+        } else if (qc.default_tls_dir &&
+                   !g_file_test(qs_libvirt_spice_tls_dirs[0], G_FILE_TEST_IS_DIR)) {
+            cfg->tls_dir = g_strdup(qc.default_tls_dir);
+        } else {
+            cfg->tls_dir = qs_launch_config_default_tls_dir(qs_libvirt_spice_tls_dirs);
+        }
+    }
+    qs_qemu_conf_clear(&qc);
+    return ok;
+}
+
 char *qs_launch_config_default_tls_dir(const char *const *candidates)
 {
     for (guint i = 0; candidates[i]; i++) {
@@ -240,7 +291,9 @@ static void set_defaults(QsLaunchConfig *cfg)
     cfg->supervise = TRUE;
     cfg->backoff_max_s = 30;
     cfg->wait_s = 60;
-    cfg->listen_address = g_strdup("0.0.0.0");
+    cfg->qemu_conf = g_strdup(QS_QEMU_CONF_DEFAULT);
+    cfg->listen_address = g_strdup("127.0.0.1");
+    cfg->listen_from = "libvirt's default for SPICE";
     /* Below libvirt's own allocators (qemu.conf: remote_display_port_min
      * 5900 for VNC/SPICE autoport, remote_websocket_port_min 5700), which
      * would otherwise hand qemu a port we hold; docs/operations.md says
@@ -254,6 +307,7 @@ static void set_defaults(QsLaunchConfig *cfg)
     cfg->helper_user = qs_launch_config_default_user(qs_helper_users);
     cfg->log_dir = g_strdup("/var/log/qemu-spice");
     cfg->max_fps = 30;
+    cfg->console_page = TRUE;
     cfg->max_sessions = 4;
     cfg->when_full = g_strdup("refuse");
 }
@@ -299,15 +353,23 @@ static gboolean apply(QsLaunchConfig *cfg, GKeyFile *kf, const char *name,
     if (!get_bool(kf, name, "launcher", "supervise", &cfg->supervise, error) ||
         !get_uint(kf, name, "launcher", "restart-backoff-max", 1, 3600,
                   &cfg->backoff_max_s, error) ||
-        !get_uint(kf, name, "launcher", "wait", 1, 3600, &cfg->wait_s, error)) {
+        !get_uint(kf, name, "launcher", "wait", 1, 3600, &cfg->wait_s, error) ||
+        !get_abs_path(kf, name, "launcher", "qemu-conf", &cfg->qemu_conf, error)) {
         return FALSE;
     }
     if ((v = get_string(kf, "listen", "address"))) {
-        if (!parse_listen_address(name, v, error)) {
+        if (!parse_address(name, "address", v, error)) {
             return FALSE;
         }
         g_free(cfg->listen_address);
         cfg->listen_address = g_steal_pointer(&v);
+        cfg->listen_from = "[listen] address";
+    }
+    if ((v = get_string(kf, "listen", "public-address"))) {
+        if (!parse_address(name, "public-address", v, error)) {
+            return FALSE;
+        }
+        cfg->public_address = g_steal_pointer(&v);
     }
     if ((v = get_string(kf, "listen", "ports")) &&
         !parse_ports(name, v, &cfg->port_min, &cfg->port_max, error)) {
@@ -321,8 +383,8 @@ static gboolean apply(QsLaunchConfig *cfg, GKeyFile *kf, const char *name,
         return FALSE;
     }
     cfg->tls_dir_set = cfg->tls_dir != NULL;
-    if (!cfg->tls_dir) {
-        cfg->tls_dir = qs_launch_config_default_tls_dir(qs_libvirt_spice_tls_dirs);
+    if (!libvirt_defaults(cfg, kf, error)) {
+        return FALSE;
     }
     if ((v = get_string(kf, "listen", "secure-channels"))) {
         if (!*v || strspn(v, "abcdefghijklmnopqrstuvwxyz,") != strlen(v)) {
@@ -354,6 +416,7 @@ static gboolean apply(QsLaunchConfig *cfg, GKeyFile *kf, const char *name,
         cfg->helper_user = g_steal_pointer(&v);
     }
     if (!get_uint(kf, name, "helper", "max-fps", 1, 30, &cfg->max_fps, error) ||
+        !get_bool(kf, name, "helper", "console-page", &cfg->console_page, error) ||
         !get_uint(kf, name, "sessions", "max", 1, 16, &cfg->max_sessions, error)) {
         return FALSE;
     }
@@ -432,6 +495,8 @@ void qs_launch_config_free(QsLaunchConfig *cfg)
     g_free(cfg->run_dir);
     g_strfreev(cfg->autostart_domains);
     g_free(cfg->listen_address);
+    g_free(cfg->qemu_conf);
+    g_free(cfg->public_address);
     g_free(cfg->tls_dir);
     g_free(cfg->secure_channels);
     g_free(cfg->token_keys);

@@ -26,8 +26,10 @@ typedef struct {
     gboolean supervise;
     guint backoff_max_s;
     guint wait_s;            /* how long a hook-started launcher waits for libvirt */
+    char *qemu_conf;         /* libvirt's qemu.conf, for SPICE defaults */
     /* [listen] */
     char *listen_address;
+    const char *listen_from; /* where the address came from (static text) */
     guint port_min;
     guint port_max;
     gboolean plain;
@@ -35,7 +37,8 @@ typedef struct {
     char *tls_dir;           /* [listen] tls-dir, else libvirt's SPICE one */
     gboolean tls_dir_set;    /* tls-dir came from the file */
     char *secure_channels;
-    char *console_host;      /* the host name reported to clients */
+    char *console_host;      /* [listen] host: the name reported to clients */
+    char *public_address;    /* for a wildcard listener: the address reported */
     gboolean proxy_only;     /* no ticket: only a proxy reaches the address */
     /* [ticket] */
     guint ticket_lifetime_s; /* 0: never expires */
@@ -47,6 +50,7 @@ typedef struct {
     gid_t helper_gid;
     char *log_dir;
     guint max_fps;              /* the helper's --max-fps */
+    gboolean console_page;      /* FALSE: the helper's --no-console-page */
     /* [sessions]: the helper's --max-sessions and --when-full */
     guint max_sessions;
     char *when_full;

@@ -404,6 +404,18 @@ gboolean qs_domain_xml_opts_in(const char *xml, char **name, GError **error)
     return ret;
 }
 
+char *qs_domain_xml_uuid(const char *xml)
+{
+    Parse p;
+    char *uuid = NULL;
+
+    if (run_parser(&p, xml, NULL)) {
+        uuid = g_steal_pointer(&p.uuid);
+    }
+    parse_clear(&p);
+    return uuid;
+}
+
 void qs_domain_info_free(QsDomainInfo *info)
 {
     if (!info) {

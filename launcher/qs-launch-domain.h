@@ -49,6 +49,8 @@ typedef struct {
 QsDomainInfo *qs_domain_info_parse(const char *xml, GError **error);
 /* Only the opt-in (for the hook, which gets an XML that may lack a display). */
 gboolean qs_domain_xml_opts_in(const char *xml, char **name, GError **error);
+/* Only the domain's <uuid> (the hook's unit instance), or NULL. */
+char *qs_domain_xml_uuid(const char *xml);
 void qs_domain_info_free(QsDomainInfo *info);
 
 /* Whether the launcher passes PORT to the helper; if not, *why says why

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Formats a running console for its consumers: scripts (JSON), virt-viewer
- * (URI, .vv) and Kerbside's static console source (YAML). */
+ * (URI, .vv), Kerbside's static console source (YAML) and browsers (a link
+ * to the helper's console page). */
 
 #include <string.h>
 #include <gio/gio.h>
@@ -10,7 +11,7 @@
 gboolean qs_console_format_parse(const char *name, QsConsoleFormat *out,
                                  GError **error)
 {
-    static const char *const names[] = { "uri", "json", "vv", "kerbside" };
+    static const char *const names[] = { "uri", "json", "vv", "kerbside", "url" };
 
     for (guint i = 0; i < G_N_ELEMENTS(names); i++) {
         if (strcmp(name, names[i]) == 0) {
@@ -19,7 +20,7 @@ gboolean qs_console_format_parse(const char *name, QsConsoleFormat *out,
         }
     }
     g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
-                "unknown format '%s' (uri, json, vv, kerbside)", name);
+                "unknown format '%s' (uri, json, vv, kerbside, url)", name);
     return FALSE;
 }
 
@@ -74,44 +75,59 @@ static char *format_json(const QsConsoleInfo *c)
     return qs_json_line(b);
 }
 
-/* A .vv value is one line: the CA's newlines become the two characters \n,
- * the escape remote-viewer's key file reader undoes. */
-static char *vv_value(const char *v)
-{
-    g_autofree char *trimmed = g_strstrip(g_strdup(v));
-    g_auto(GStrv) lines = g_strsplit(trimmed, "\n", -1);
+/* Every channel spice-gtk names: a TLS console's .vv asks for TLS on all. */
+static const char *const all_channels[] = {
+    "main", "display", "inputs", "cursor", "playback", "record", "smartcard",
+    "usbredir", "port", "webdav",
+};
 
-    return g_strjoinv("\\n", lines);
-}
-
+/* remote-viewer reads the file with GKeyFile: GKeyFile writes it (the CA's
+ * newlines and any other character escaped as it reads them back). No
+ * delete-this-file: a .vv may be opened again (a single-use token in it
+ * then says "used" in remote-viewer's error, a ticket works). */
 static char *format_vv(const QsConsoleInfo *c)
 {
     const QsLaunchState *st = c->state;
-    GString *s = g_string_new("[virt-viewer]\ntype=spice\n");
-    g_autofree char *title = vv_value(st->domain);
+    g_autoptr(GKeyFile) kf = g_key_file_new();
+    const char *g = "virt-viewer";
+    g_autofree char *ca = c->ca_cert ? g_strstrip(g_strdup(c->ca_cert)) : NULL;
 
-    g_string_append_printf(s, "host=%s\n", st->host);
-    if (st->port) {
-        g_string_append_printf(s, "port=%u\n", st->port);
-    }
+    g_key_file_set_string(kf, g, "type", "spice");
+    g_key_file_set_string(kf, g, "host", st->host);
     if (st->tls_port) {
-        g_string_append_printf(s, "tls-port=%u\n", st->tls_port);
+        g_key_file_set_integer(kf, g, "tls-port", st->tls_port);
+        g_key_file_set_string_list(kf, g, "secure-channels", all_channels,
+                                   G_N_ELEMENTS(all_channels));
+        if (ca) {
+            g_key_file_set_string(kf, g, "ca", ca);
+        }
+        if (c->host_subject) {
+            g_key_file_set_string(kf, g, "host-subject", c->host_subject);
+        }
+    } else if (st->port) {
+        g_key_file_set_integer(kf, g, "port", st->port);
     }
     if (c->password) {
-        g_autofree char *pw = vv_value(c->password);
+        g_key_file_set_string(kf, g, "password", c->password);
+    }
+    g_key_file_set_string(kf, g, "title", st->domain);
+    return g_key_file_to_data(kf, NULL, NULL);
+}
 
-        g_string_append_printf(s, "password=%s\n", pw);
-    }
-    if (c->ca_cert && st->tls_port) {
-        g_autofree char *ca = vv_value(c->ca_cert);
+/* The helper's console page with the token after '#', which a browser
+ * never sends: the TLS port when there is one (https, wss). */
+static char *format_url(const QsConsoleInfo *c, GError **error)
+{
+    const QsLaunchState *st = c->state;
+    g_autofree char *host = host_for_uri(st->host);
 
-        g_string_append_printf(s, "ca=%s\n", ca);
+    if (!c->password) {
+        g_set_error(error, G_IO_ERROR, G_IO_ERROR_NOT_SUPPORTED,
+                    "a link carries a token, and '%s' has none", st->domain);
+        return NULL;
     }
-    if (c->host_subject && st->tls_port) {
-        g_string_append_printf(s, "host-subject=%s\n", c->host_subject);
-    }
-    g_string_append_printf(s, "title=%s\ndelete-this-file=1\n", title);
-    return g_string_free(s, FALSE);
+    return g_strdup_printf("%s://%s:%u/#%s\n", st->tls_port ? "https" : "http", host,
+                           st->tls_port ? st->tls_port : st->port, c->password);
 }
 
 static void yaml_kv(GString *s, const char *key, const char *v)
@@ -172,6 +188,8 @@ char *qs_console_format(const QsConsoleInfo *info, QsConsoleFormat fmt,
         return format_vv(info);
     case QS_FORMAT_KERBSIDE:
         return format_kerbside(info, error);
+    case QS_FORMAT_URL:
+        return format_url(info, error);
     }
     g_assert_not_reached();
 }

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* The console as a URI, JSON, a remote-viewer .vv file or a Kerbside static
- * console entry. */
+/* The console as a URI, JSON, a remote-viewer .vv file, a Kerbside static
+ * console entry or a link to the helper's console page. */
 #pragma once
 
 #include <glib.h>
@@ -11,6 +11,7 @@ typedef enum {
     QS_FORMAT_JSON,
     QS_FORMAT_VV,
     QS_FORMAT_KERBSIDE,
+    QS_FORMAT_URL,          /* http(s)://HOST:PORT/#TOKEN: the console page */
 } QsConsoleFormat;
 
 typedef struct {

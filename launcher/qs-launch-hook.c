@@ -74,12 +74,12 @@ static void record(const QsLaunchConfig *cfg, const char *domain,
     qs_pending_save(cfg, domain, &rec, NULL);
 }
 
-/* systemd owns the console: the launcher runs in qemu-spice@DOMAIN.service,
+/* systemd owns the console: the launcher runs in qemu-spice@UUID.service,
  * in its own cgroup, with the unit's restart policy and the journal. */
-static void start_unit(const QsLaunchConfig *cfg, const char *domain)
+static void start_unit(const QsLaunchConfig *cfg, const char *domain, const char *uuid)
 {
     g_autoptr(GError) err = NULL;
-    g_autofree char *unit = qs_systemd_unit_name(domain, &err);
+    g_autofree char *unit = qs_systemd_unit_name(uuid, &err);
     g_autofree char *msg = NULL;
 
     if (!unit) {
@@ -176,7 +176,7 @@ static void start_detached(QsLaunchConfig *cfg, const char *domain)
     close(recorded[0]);
 }
 
-static void stop(QsLaunchConfig *cfg, const char *domain, gboolean wanted)
+static void stop(QsLaunchConfig *cfg, const char *domain, const char *uuid, gboolean wanted)
 {
     g_autoptr(QsLaunchState) st = qs_find_state(cfg, domain, NULL);
     g_autoptr(QsPending) p = qs_pending_load(cfg, domain);
@@ -186,7 +186,8 @@ static void stop(QsLaunchConfig *cfg, const char *domain, gboolean wanted)
      * (opted in, or a console or record exists: a manual start). */
     if (qs_systemd_booted(SYSTEMD_RUN_DIR) && (wanted || st || p)) {
         g_autoptr(GError) err = NULL;
-        g_autofree char *unit = qs_systemd_unit_name(domain, NULL);
+        g_autofree char *unit = qs_systemd_unit_name(uuid ? uuid : st ? st->uuid : NULL,
+                                                      NULL);
 
         if (unit && !qs_systemd_ctl(qs_systemctl_path(), "stop", unit,
                                     QS_SYSTEMD_CTL_TIMEOUT_MS, &err)) {
@@ -210,6 +211,7 @@ static void stop(QsLaunchConfig *cfg, const char *domain, gboolean wanted)
 static int hook(QsLaunchConfig *cfg, const char *config_error, char **args)
 {
     g_autofree char *xml = read_stdin_bounded();
+    g_autofree char *uuid = NULL;
     g_autoptr(GError) err = NULL;
     const char *domain = args[0];
     const char *op = args[1];
@@ -223,6 +225,7 @@ static int hook(QsLaunchConfig *cfg, const char *config_error, char **args)
         return 0;
     }
     optin = qs_domain_xml_opts_in(xml, NULL, &err);
+    uuid = qs_domain_xml_uuid(xml);
     if (started && (err || config_error)) {
         g_autofree char *msg = g_strdup_printf("no console: %s",
             config_error ? config_error : err->message);
@@ -233,11 +236,11 @@ static int hook(QsLaunchConfig *cfg, const char *config_error, char **args)
     }
     optin = !err && qs_launch_config_wants_autostart(cfg, domain, optin);
     if (!started) {
-        stop(cfg, domain, optin);
+        stop(cfg, domain, uuid, optin);
     } else if (!optin) {
         return 0;
     } else if (qs_systemd_booted(SYSTEMD_RUN_DIR)) {
-        start_unit(cfg, domain);
+        start_unit(cfg, domain, uuid);
     } else {
         hook_say(FALSE, domain, "systemd does not run this host (no "
                  SYSTEMD_RUN_DIR "): starting a detached launcher");

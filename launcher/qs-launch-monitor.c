@@ -196,6 +196,7 @@ static gboolean spawn(Session *s, GError **error)
         .max_sessions = s->cfg->max_sessions,
         .when_full = s->cfg->when_full,
         .max_fps = s->cfg->max_fps,
+        .no_console_page = !s->cfg->console_page,
         .password = s->password,
         .ticket_expiry = s->st->ticket_expiry,
         .uid = s->uid,

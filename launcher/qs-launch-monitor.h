@@ -28,6 +28,7 @@ typedef struct {
     char *lock_path;
     char *control_path;
     char *tls_private;
+    const char *host_from;      /* where the reported address came from */
     char *token_keys_path;    /* the helper's derived key file, or NULL */
     pid_t helper;
     guint child_watch;

@@ -19,5 +19,14 @@ int qs_cmd_set_view_ticket(QsLaunchConfig *cfg, const char *domain,
 char *qs_view_password(const QsLaunchConfig *cfg, const QsLaunchState *st, gint ttl_s,
                        gint64 *expiry, char **source, GError **error);
 
+/* Does `st`'s console take tokens (the host mints them and the helper was
+ * given its keys at attach)? */
+gboolean qs_console_takes_tokens(const QsLaunchConfig *cfg, const QsLaunchState *st);
+/* A fresh single-use token for `st`'s console, view-only or with control,
+ * good for `ttl_s` seconds (*expiry set); an error names what is missing
+ * when the console takes no tokens. */
+char *qs_console_token(const QsLaunchConfig *cfg, const QsLaunchState *st, gboolean view_only,
+                       gint ttl_s, gint64 *expiry, GError **error);
+
 /* The view-only ticket file of a domain (it may not exist). */
 char *qs_view_ticket_path(const QsLaunchConfig *cfg, const char *domain);

@@ -344,6 +344,9 @@ pid_t qs_spawn_helper(const QsSpawnSpec *s, GError **error)
     g_ptr_array_add(argv, g_strdup_printf("--max-sessions=%u", s->max_sessions));
     g_ptr_array_add(argv, g_strdup_printf("--when-full=%s", s->when_full));
     g_ptr_array_add(argv, g_strdup_printf("--max-fps=%u", s->max_fps));
+    if (s->no_console_page) {
+        g_ptr_array_add(argv, g_strdup("--no-console-page"));
+    }
     if (ticket) {
         g_ptr_array_add(argv, g_strdup("--ticket-fd=6"));
     } else {

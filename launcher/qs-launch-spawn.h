@@ -54,6 +54,7 @@ typedef struct {
     guint max_sessions;
     const char *when_full;
     guint max_fps;
+    gboolean no_console_page;   /* --no-console-page */
     const char *password;      /* NULL: proxy-only, no credential */
     gint64 ticket_expiry;      /* 0: never */
     uid_t uid;

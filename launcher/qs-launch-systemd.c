@@ -11,38 +11,18 @@
 #define UNIT_PREFIX "qemu-spice@"
 #define UNIT_SUFFIX ".service"
 
-char *qs_systemd_escape(const char *s)
+char *qs_systemd_unit_name(const char *uuid, GError **error)
 {
-    GString *o = g_string_sized_new(strlen(s) * 2);
+    g_autofree char *lower = NULL;
 
-    for (const char *p = s; *p; p++) {
-        guchar c = (guchar)*p;
-
-        if (c == '/') {
-            g_string_append_c(o, '-');
-        } else if (g_ascii_isalnum(c) || c == ':' || c == '_' ||
-                   (c == '.' && p != s)) {
-            g_string_append_c(o, (char)c);
-        } else {
-            g_string_append_printf(o, "\\x%02x", c);
-        }
-    }
-    return g_string_free(o, FALSE);
-}
-
-char *qs_systemd_unit_name(const char *domain, GError **error)
-{
-    g_autofree char *esc = qs_systemd_escape(domain);
-    g_autofree char *unit = g_strconcat(UNIT_PREFIX, esc, UNIT_SUFFIX, NULL);
-
-    if (strlen(unit) > QS_SYSTEMD_UNIT_NAME_MAX) {
+    if (!uuid || !g_uuid_string_is_valid(uuid)) {
         g_set_error(error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
-                    "domain '%s' escapes to a systemd unit name of %zu "
-                    "characters (systemd takes at most %d)", domain,
-                    strlen(unit), QS_SYSTEMD_UNIT_NAME_MAX);
+                    "'%s' is not a domain UUID (the instance of qemu-spice@.service)",
+                    uuid ? uuid : "");
         return NULL;
     }
-    return g_steal_pointer(&unit);
+    lower = g_ascii_strdown(uuid, -1);
+    return g_strconcat(UNIT_PREFIX, lower, UNIT_SUFFIX, NULL);
 }
 
 gboolean qs_systemd_booted(const char *root_dir)

@@ -1,22 +1,18 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The launcher's side of systemd: the unit name of a domain's console
- * (qemu-spice@INSTANCE.service, INSTANCE escaped as systemd-escape does),
- * whether systemd runs the host, and a bounded 'systemctl' call. */
+ * (qemu-spice@UUID.service: the domain's UUID is an instance name as it
+ * is, where a domain name would need systemd's escaping), whether systemd
+ * runs the host, and a bounded 'systemctl' call. */
 #pragma once
 
 #include <glib.h>
 
-/* systemd's own limit on a unit name (UNIT_NAME_MAX). */
-#define QS_SYSTEMD_UNIT_NAME_MAX 255
 /* How long the hook lets one 'systemctl --no-block' call take. */
 #define QS_SYSTEMD_CTL_TIMEOUT_MS 10000
 
-/* S escaped as 'systemd-escape S' does (not --path): '/' becomes '-',
- * [A-Za-z0-9:_.] stay (but a leading '.'), every other byte is \xNN. */
-char *qs_systemd_escape(const char *s);
-/* "qemu-spice@ESCAPED.service", or NULL and an error when the name would
- * be longer than systemd accepts. */
-char *qs_systemd_unit_name(const char *domain, GError **error);
+/* "qemu-spice@UUID.service" for a domain's UUID (any case; the name has it
+ * in lower case), or NULL and an error when `uuid` is not one. */
+char *qs_systemd_unit_name(const char *uuid, GError **error);
 /* TRUE when systemd is the init system: the directory it creates at boot
  * (sd_booted(3)); ROOT_DIR is "/run/systemd/system" outside the tests. */
 gboolean qs_systemd_booted(const char *root_dir);

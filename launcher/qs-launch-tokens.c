@@ -13,7 +13,6 @@
 #include "qs-launch-tokens.h"
 
 #define GROUP "master-keys"
-#define TTL_MAX_S (30 * 86400)
 
 void qs_master_keys_clear(QsMasterKeys *keys)
 {
@@ -225,8 +224,8 @@ int qs_cmd_token(QsLaunchConfig *cfg, const char *domain, const char *rights,
         return 2;
     }
     view = rights && strcmp(rights, "view") == 0;
-    if (ttl_s < 1 || ttl_s > TTL_MAX_S) {
-        qs_log_error("token: --ttl must be 1 to %d seconds", TTL_MAX_S);
+    if (ttl_s < 1 || ttl_s > QS_TOKEN_TTL_MAX_S) {
+        qs_log_error("token: --ttl must be 1 to %d seconds", QS_TOKEN_TTL_MAX_S);
         return 2;
     }
     if (key_id < 0 || key_id > 255) {

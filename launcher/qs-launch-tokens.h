@@ -8,6 +8,8 @@
 #include "qs-launch-config.h"
 
 #define QS_MASTER_MAX_KEYS 8
+/* The longest a token the launcher mints may live (--ttl). */
+#define QS_TOKEN_TTL_MAX_S (30 * 86400)
 
 typedef struct {
     guint n;

@@ -20,6 +20,7 @@ typedef enum {
     ST_TICKET,
     ST_DELAY,
     ST_CLOSING,       /* writing a final error, then dropped */
+    ST_WEB,           /* answering a console-page request, then dropped */
 } LinkState;
 
 typedef struct {
@@ -44,6 +45,7 @@ typedef struct {
     gboolean charged; /* took a token of the link rate limit */
     gboolean skip_auth; /* handed in with no credential asked */
     QsLinkGrant grant;  /* what its ticket granted */
+    QsWebExchange *web; /* in ST_WEB */
 } Pending;
 
 static void pending_io(QsStream *stream, GIOCondition cond, gpointer data);
@@ -51,14 +53,8 @@ static void pending_io(QsStream *stream, GIOCondition cond, gpointer data);
 static void pending_free(Pending *p)
 {
     QsServer *s = p->server;
-    guint n = GPOINTER_TO_UINT(g_hash_table_lookup(s->per_source, p->source));
 
-    if (n <= 1) {
-        g_hash_table_remove(s->per_source, p->source);
-    } else {
-        g_hash_table_insert(s->per_source, g_strdup(p->source),
-                            GUINT_TO_POINTER(n - 1));
-    }
+    qs_link_limits_leave(s, p->source);
     g_queue_delete_link(&s->pending, p->node);
     if (p->key_wait) {
         qs_key_pool_cancel(s->keys, p->key_wait);
@@ -66,6 +62,7 @@ static void pending_free(Pending *p)
     qs_net_source_cancel(&p->deadline);
     qs_net_source_cancel(&p->delay);
     qs_rsa_key_free(p->key);
+    qs_web_exchange_free(p->web);
     qs_stream_free(p->stream);
     g_free(p->source);
     explicit_bzero(p->in, sizeof(p->in));
@@ -82,10 +79,11 @@ static void update_condition(Pending *p)
 {
     GIOCondition cond = 0;
 
-    if (p->out_off < p->out_len) {
+    if (p->out_off < p->out_len || p->state == ST_WEB) {
         cond |= G_IO_OUT;
     }
-    if (p->state != ST_KEY && p->state != ST_DELAY && p->state != ST_CLOSING) {
+    if (p->state != ST_KEY && p->state != ST_DELAY && p->state != ST_CLOSING &&
+        p->state != ST_WEB) {
         cond |= G_IO_IN;
     }
     qs_stream_set_condition(p->stream, cond);
@@ -262,7 +260,7 @@ static gboolean finish_link(Pending *p)
     }
     qs_link_auth_commit(s, &p->grant, session_id);
     if (s->rate && p->charged) {
-        qs_rate_limit_refund(s->rate, p->source, g_get_monotonic_time());
+        qs_rate_limit_refund(s->rate, p->source, s->rate_clock());
     }
     fd = qs_stream_get_fd(p->stream);
     /* Linked channels live long: let TCP notice a vanished client. */
@@ -397,6 +395,11 @@ static gboolean do_read(Pending *p)
         if (n == -2) {
             return TRUE;
         }
+        if (n == QS_STREAM_HTTP_REQUEST) {
+            p->web = qs_web_exchange_new(p->server, p->stream);
+            p->state = ST_WEB;
+            return TRUE;
+        }
         if (n <= 0) {
             if (n < 0 && g_error_matches(error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA) &&
                 qs_link_log_allowed(p->server)) {     /* a malformed WebSocket upgrade or frame */
@@ -413,8 +416,34 @@ static gboolean do_read(Pending *p)
     return TRUE;
 }
 
+/* The console page's answer; the connection ends with it. */
+static gboolean web_write(Pending *p)
+{
+    g_autoptr(GError) error = NULL;
+
+    switch (qs_web_exchange_write(p->web, p->stream, &error)) {
+    case QS_STREAM_AGAIN:
+        return TRUE;
+    case QS_STREAM_ERROR:
+        pending_drop(p, error->message);
+        return FALSE;
+    case QS_STREAM_DONE:
+        /* A browser fetches the page's files one connection each: on the
+         * TLS port a served one gives its token back, like a link. */
+        if (p->server->rate && p->charged && qs_web_exchange_served(p->web)) {
+            qs_rate_limit_refund(p->server->rate, p->source, g_get_monotonic_time());
+        }
+        break;
+    }
+    pending_drop(p, "console page answered");
+    return FALSE;
+}
+
 static gboolean do_write(Pending *p)
 {
+    if (p->state == ST_WEB) {
+        return web_write(p);
+    }
     while (p->out_off < p->out_len) {
         g_autoptr(GError) error = NULL;
         struct iovec iov = {
@@ -466,7 +495,7 @@ static void pending_io(QsStream *stream, GIOCondition cond, gpointer data)
     }
     if (cond & (G_IO_IN | G_IO_HUP | G_IO_ERR)) {
         if (p->state == ST_KEY || p->state == ST_DELAY ||
-            p->state == ST_CLOSING) {
+            p->state == ST_CLOSING || p->state == ST_WEB) {
             if (cond & (G_IO_HUP | G_IO_ERR)) {
                 pending_drop(p, "connection lost");
                 return;
@@ -476,7 +505,7 @@ static void pending_io(QsStream *stream, GIOCondition cond, gpointer data)
         }
     }
     /* Replies are small: try to send them right away. */
-    if (p->out_off < p->out_len && !do_write(p)) {
+    if ((p->out_off < p->out_len || p->state == ST_WEB) && !do_write(p)) {
         return;
     }
     update_condition(p);
@@ -491,37 +520,9 @@ static gboolean deadline_cb(gpointer data)
     return G_SOURCE_REMOVE;
 }
 
-static Pending *oldest_from(QsServer *s, const char *source)
+static const char *source_of(gconstpointer pending)
 {
-    for (GList *l = s->pending.head; l; l = l->next) {
-        Pending *p = l->data;
-
-        if (!source || strcmp(p->source, source) == 0) {
-            return p;
-        }
-    }
-    return NULL;
-}
-
-/* Makes room for one more pending link: the oldest goes, so a flood of
- * idle connections cannot lock out a client that links promptly. */
-static void enforce_limits(QsServer *s, const char *source)
-{
-    guint n = GPOINTER_TO_UINT(g_hash_table_lookup(s->per_source, source));
-    Pending *victim = NULL;
-
-    if (n >= s->max_pending_per_source) {
-        victim = oldest_from(s, source);
-    } else if (s->pending.length >= s->max_pending) {
-        victim = oldest_from(s, NULL);
-    }
-    if (victim) {
-        if (s->evictions++ % 100 == 0) {
-            g_message("too many unauthenticated connections: dropping the "
-                      "oldest (%" G_GUINT64_FORMAT " so far)", s->evictions);
-        }
-        pending_free(victim);
-    }
+    return ((const Pending *)pending)->source;
 }
 
 void qs_link_stage_start(QsServer *s, QsStream *stream, const char *source,
@@ -529,7 +530,6 @@ void qs_link_stage_start(QsServer *s, QsStream *stream, const char *source,
 {
     gboolean tls = qs_stream_is_tls(stream);
     Pending *p;
-    guint n;
 
     /* On the TLS port the handshake (a signature with the server key) is
      * the first costly step: the token is taken before it, and closing
@@ -538,7 +538,10 @@ void qs_link_stage_start(QsServer *s, QsStream *stream, const char *source,
         qs_stream_free(stream);
         return;
     }
-    enforce_limits(s, source);
+    p = qs_link_limits_victim(s, source, source_of);
+    if (p) {
+        pending_free(p);
+    }
     p = g_new0(Pending, 1);
     p->server = s;
     p->stream = stream;
@@ -549,9 +552,7 @@ void qs_link_stage_start(QsServer *s, QsStream *stream, const char *source,
     p->in_need = QS_LINK_HEADER_SIZE;
     g_queue_push_tail(&s->pending, p);
     p->node = s->pending.tail;
-    n = GPOINTER_TO_UINT(g_hash_table_lookup(s->per_source, source));
-    g_hash_table_insert(s->per_source, g_strdup(source),
-                        GUINT_TO_POINTER(n + 1));
+    qs_link_limits_enter(s, source);
     p->deadline = qs_net_timeout_source(s->link_timeout_ms, deadline_cb, p,
                                         NULL);
     /* Plain or TLS, the client speaks first. */

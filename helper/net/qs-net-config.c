@@ -10,6 +10,7 @@
 #include "net/qs-net-config.h"
 #include "net/qs-ticket.h"
 #include "net/qs-token-verifier.h"
+#include "net/qs-web.h"
 
 #define TICKET_SOURCE_MAX 4096
 
@@ -42,6 +43,8 @@ void qs_net_config_clear(QsNetConfig *cfg)
     g_clear_pointer(&cfg->view_ticket_file, g_free);
     g_clear_pointer(&cfg->view_ticket, qs_ticket_unref);
     g_clear_pointer(&cfg->token_keys_file, g_free);
+    g_clear_pointer(&cfg->spice_html5_dir, g_free);
+    g_clear_pointer(&cfg->web, qs_web_unref);
     if (cfg->token_keys) {
         explicit_bzero(cfg->token_keys, cfg->token_keys_len);
         g_clear_pointer(&cfg->token_keys, g_free);
@@ -115,6 +118,14 @@ GOptionGroup *qs_net_option_group(QsNetConfig *cfg)
         { "max-link-burst", 0, 0, G_OPTION_ARG_INT, &cfg->max_link_burst,
           "Link attempts from one address at once before --max-link-rate "
           "applies (default 30)", "N" },
+        { "no-console-page", 0, 0, G_OPTION_ARG_NONE, &cfg->no_console_page,
+          "Serve no console page: a browser's GET on a console port gets a 400 "
+          "unless it is a WebSocket upgrade (default: http(s)://HOST:PORT/#TOKEN "
+          "opens the console in spice-html5)", NULL },
+        { "spice-html5-dir", 0, 0, G_OPTION_ARG_FILENAME, &cfg->spice_html5_dir,
+          "spice-html5's files for the console page, read once at start (default "
+          QS_WEB_HTML5_DIR ", Debian's package spice-html5; missing there, the page "
+          "says so)", "DIR" },
         G_OPTION_ENTRY_NULL
     };
     GOptionGroup *group = g_option_group_new(
@@ -272,6 +283,25 @@ static gboolean load_view_ticket(QsNetConfig *cfg, gint64 expiry, GError **error
     return TRUE;
 }
 
+/* Read now, before the helper confines itself: the files are never
+ * opened again. */
+static gboolean load_console_page(QsNetConfig *cfg, GError **error)
+{
+    g_clear_pointer(&cfg->web, qs_web_unref);
+    if (cfg->no_console_page) {
+        if (cfg->spice_html5_dir) {
+            return USAGE("--spice-html5-dir and --no-console-page exclude each other");
+        }
+        return TRUE;
+    }
+    cfg->web = qs_web_new(cfg->spice_html5_dir ? cfg->spice_html5_dir : QS_WEB_HTML5_DIR,
+                          cfg->spice_html5_dir != NULL, error);
+    if (!cfg->web) {
+        g_prefix_error(error, "--spice-html5-dir: ");
+    }
+    return cfg->web != NULL;
+}
+
 gboolean qs_net_config_validate(QsNetConfig *cfg, GError **error)
 {
     gboolean plain = cfg->listen || cfg->listen_fd >= 0;
@@ -319,7 +349,7 @@ gboolean qs_net_config_validate(QsNetConfig *cfg, GError **error)
         return USAGE("--link-timeout must be 1 to 3600 seconds");
     }
     cfg->link_timeout_ms = cfg->link_timeout_s * 1000;
-    if (!parse_secure_channels(cfg, error)) {
+    if (!parse_secure_channels(cfg, error) || !load_console_page(cfg, error)) {
         return FALSE;
     }
     if (cfg->secure_mask && !tls) {

@@ -7,6 +7,7 @@
 G_BEGIN_DECLS
 
 typedef struct QsTicket QsTicket;
+typedef struct QsWeb QsWeb;
 
 typedef struct {
     /* Parsed from the command line (see qs_net_option_group()). */
@@ -34,6 +35,12 @@ typedef struct {
     gint max_link_rate;      /* keyed link attempts per second per source,
                               * 0 = no limit */
     gint max_link_burst;     /* ... up to this many at once */
+    gboolean no_console_page; /* GET requests get no page, only upgrades */
+    char *spice_html5_dir;   /* spice-html5's files; NULL: the default */
+    /* Not an option: the link rate's clock, monotonic microseconds; NULL
+     * is g_get_monotonic_time. Unit tests pass a fake one, so the rate's
+     * refill does not depend on how fast the machine runs them. */
+    gint64 (*link_rate_clock)(void);
 
     /* Filled by qs_net_config_validate(). */
     QsTicket *ticket;        /* NULL: no fixed ticket (tokens only, or
@@ -42,6 +49,7 @@ typedef struct {
     char *token_keys;        /* the key file's text (checked), or NULL */
     gsize token_keys_len;
     guint32 secure_mask;     /* bit n set: channel type n needs TLS */
+    QsWeb *web;              /* the console page, or NULL */
 } QsNetConfig;
 
 /* Sets the defaults; call before parsing. */
@@ -52,9 +60,9 @@ void qs_net_config_clear(QsNetConfig *cfg);
  * outlive the parse). */
 GOptionGroup *qs_net_option_group(QsNetConfig *cfg);
 
-/* Checks the combination of options after parsing and loads the tickets
- * and the token keys (reading their files / descriptors). Errors are usage
- * errors. */
+/* Checks the combination of options after parsing and loads the tickets,
+ * the token keys and the console page's files (reading their files /
+ * descriptors). Errors are usage errors. */
 gboolean qs_net_config_validate(QsNetConfig *cfg, GError **error);
 
 G_END_DECLS

@@ -9,6 +9,7 @@
 #include "net/qs-stream.h"
 #include "net/qs-ticket.h"
 #include "net/qs-token-verifier.h"
+#include "net/qs-web.h"
 
 typedef struct QsListener QsListener;
 
@@ -21,6 +22,7 @@ struct QsServer {
     QsTicket *ticket;
     QsTicket *view_ticket;      /* a second password, for view-only clients */
     QsTokenVerifier *tokens;    /* signed console tokens, or NULL */
+    QsWeb *web;                 /* the console page, or NULL: no page */
     gboolean auth_disabled;     /* --disable-ticketing */
     guint32 secure_mask;
     guint max_pending;
@@ -31,6 +33,7 @@ struct QsServer {
     GHashTable *per_source; /* source → count */
     QsKeyPool *keys;
     QsRateLimit *rate;      /* NULL: no per-source link rate limit */
+    gint64 (*rate_clock)(void);
     guint64 rate_refused;   /* links refused by it */
     guint64 evictions;
     guint64 added;          /* sockets handed in by qs_server_add_client */
@@ -52,6 +55,20 @@ void qs_link_auth_check(QsServer *s, const guint8 *password, gsize len,
 /* The link of a granted ticket succeeded as session `session_id`. */
 void qs_link_auth_commit(QsServer *s, const QsLinkGrant *grant, guint32 session_id);
 
+/* Would `token` link a new main channel now? Nothing is used up; without
+ * token keys QS_TOKEN_NOT_A_TOKEN. */
+QsTokenStatus qs_link_auth_token_state(QsServer *s, const char *token, gsize len);
+
+/* A console-page request taken from a pending connection's stream
+ * (qs-link-web.c): the answer is made (and a refused token logged) at once,
+ * then written as the socket takes it. */
+typedef struct QsWebExchange QsWebExchange;
+QsWebExchange *qs_web_exchange_new(QsServer *s, QsStream *stream);
+void qs_web_exchange_free(QsWebExchange *x);
+QsStreamStatus qs_web_exchange_write(QsWebExchange *x, QsStream *stream, GError **error);
+/* A file or the page went out (not a 404 or other refusal). */
+gboolean qs_web_exchange_served(const QsWebExchange *x);
+
 /* Link refusals are logged, but a scanner or a flood must not fill the
  * journal: FALSE once the window's share of lines is spent
  * (qs-link-limits.c). */
@@ -59,6 +76,13 @@ gboolean qs_link_log_allowed(QsServer *s);
 /* One token of the per-source link rate limit; FALSE (counted, logged now
  * and then) if the source has none left. */
 gboolean qs_link_charge(QsServer *s, const char *source);
+/* Counting the unauthenticated connections of each source. */
+void qs_link_limits_enter(QsServer *s, const char *source);
+void qs_link_limits_leave(QsServer *s, const char *source);
+/* The pending link (of s->pending, whose source `source_of` reads) that
+ * must go to make room for one more from `source`, or NULL. */
+gpointer qs_link_limits_victim(QsServer *s, const char *source,
+                               const char *(*source_of)(gconstpointer pending));
 
 /* The source every socket of qs_server_add_client counts as. */
 #define QS_SERVER_ADDED_SOURCE "add-client"

@@ -86,6 +86,7 @@ static void start_link(QsServer *s, int fd, sa_family_t family, gboolean tls,
         g_warning("connection from %s: %s", peer, error->message);
         return;
     }
+    qs_stream_set_web(stream, s->web != NULL);
     qs_link_stage_start(s, stream, source, skip_auth);
 }
 
@@ -202,6 +203,7 @@ QsServer *qs_server_new(const QsNetConfig *cfg,
     }
     s->cb = *callbacks;
     s->user_data = user_data;
+    s->web = cfg->web ? qs_web_ref(cfg->web) : NULL;
     s->ticket = cfg->ticket ? qs_ticket_ref(cfg->ticket) : NULL;
     s->view_ticket = cfg->view_ticket ? qs_ticket_ref(cfg->view_ticket) : NULL;
     s->secure_mask = cfg->secure_mask;
@@ -213,6 +215,7 @@ QsServer *qs_server_new(const QsNetConfig *cfg,
     s->per_source = g_hash_table_new_full(g_str_hash, g_str_equal, g_free,
                                           NULL);
     s->keys = qs_key_pool_new(KEY_SPARES);
+    s->rate_clock = cfg->link_rate_clock ? cfg->link_rate_clock : g_get_monotonic_time;
     if (cfg->max_link_rate > 0) {
         s->rate = qs_rate_limit_new((guint)cfg->max_link_rate,
                                     (guint)MAX(cfg->max_link_burst, 1),
@@ -238,6 +241,13 @@ QsServer *qs_server_new(const QsNetConfig *cfg,
         if (!s->listeners[1]) {
             return NULL;
         }
+    }
+    if (s->web && qs_web_missing(s->web)) {
+        g_message("console page: %s; a browser is told so", qs_web_missing(s->web));
+    } else if (s->web) {
+        g_message("console page: on (spice-html5: %u files, %" G_GSIZE_FORMAT " KiB, kept "
+                  "gzipped in %" G_GSIZE_FORMAT " KiB)", qs_web_n_files(s->web),
+                  qs_web_total_bytes(s->web) / 1024, qs_web_kept_bytes(s->web) / 1024);
     }
     if (cfg->disable_ticketing) {
         g_message(cfg->insecure
@@ -269,6 +279,7 @@ void qs_server_free(QsServer *s)
     qs_ticket_unref(s->ticket);
     qs_ticket_unref(s->view_ticket);
     qs_token_verifier_free(s->tokens);
+    qs_web_unref(s->web);
     g_free(s->tls_dir);
     g_free(s);
 }

@@ -6,17 +6,22 @@
 #include <unistd.h>
 #include <sys/socket.h>
 #include <gio/gio.h>
+#include "net/qs-http.h"
 #include "net/qs-stream.h"
 #include "net/qs-ws.h"
 
-/* What the first bytes said: undecided, a SPICE link, an HTTP upgrade
- * request still arriving, or WebSocket frames from now on. */
+/* What the first bytes said: undecided, a SPICE link, an HTTP request
+ * still arriving, WebSocket frames from now on, or an HTTP request for the
+ * console page that the caller answers. */
 typedef enum {
     MODE_SNIFF,
     MODE_PLAIN,
     MODE_HTTP,
     MODE_WS,
+    MODE_ANSWER,
 } Mode;
+
+#define BAD_REQUEST "HTTP/1.1 400 Bad Request\r\nConnection: close\r\nContent-Length: 0\r\n\r\n"
 
 /* Data frames are cut at this size so a large write does not need one
  * large header decision; the pacing keeps writes far below it anyway. */
@@ -67,8 +72,10 @@ struct QsStream {
     QsStreamFunc func;
     gpointer user_data;
     Mode mode;
-    GByteArray *first;          /* sniffed bytes, or the upgrade request */
+    GByteArray *first;          /* sniffed bytes, or the HTTP request */
     Ws *ws;
+    gboolean web;               /* a GET that is no upgrade goes to the caller */
+    QsHttpRequest *http;        /* that request, until taken */
 };
 
 QsStream *qs_stream_new(int fd, QsTlsCreds *creds, const char *peer,
@@ -104,6 +111,7 @@ void qs_stream_free(QsStream *s)
     g_free(s->peer);
     g_byte_array_unref(s->first);
     g_free(s->ws);
+    qs_http_request_free(s->http);
     g_free(s);
 }
 
@@ -132,6 +140,16 @@ gboolean qs_stream_has_pending(QsStream *s)
 gboolean qs_stream_is_websocket(QsStream *s)
 {
     return s->mode == MODE_WS;
+}
+
+void qs_stream_set_web(QsStream *s, gboolean on)
+{
+    s->web = on;
+}
+
+QsHttpRequest *qs_stream_steal_http_request(QsStream *s)
+{
+    return g_steal_pointer(&s->http);
 }
 
 static void apply_condition(QsStreamSource *ss, GIOCondition cond)
@@ -325,24 +343,62 @@ static gboolean write_all_now(QsStream *s, const char *text, GError **error)
     return TRUE;
 }
 
+/* The whole request was read: the console page's (for the caller), an
+ * upgrade (answered here, WebSocket from now on) or a refusal. */
+static gssize http_request(QsStream *s, GError **error)
+{
+    g_autoptr(QsHttpRequest) req = NULL;
+    g_autofree char *response = NULL;
+    QsHttpParse r = qs_http_parse((const char *)s->first->data, s->first->len, &req, error);
+
+    if (r == QS_HTTP_MORE) {
+        return 1;
+    }
+    if (r == QS_HTTP_BAD) {
+        write_all_now(s, BAD_REQUEST, NULL);
+        return -1;
+    }
+    g_byte_array_set_size(s->first, 0);
+    if (!qs_http_wants_upgrade(req) && s->web) {
+        s->http = g_steal_pointer(&req);
+        s->mode = MODE_ANSWER;
+        return QS_STREAM_HTTP_REQUEST;
+    }
+    if (!qs_http_wants_upgrade(req)) {
+        g_set_error(error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA,
+                    "an HTTP request that is not a WebSocket upgrade (this helper serves "
+                    "no console page: --no-console-page)");
+        write_all_now(s, BAD_REQUEST, NULL);
+        return -1;
+    }
+    if (qs_ws_upgrade(req, &response, error) == QS_WS_REQUEST_BAD) {
+        write_all_now(s, response, NULL);
+        return -1;
+    }
+    if (!write_all_now(s, response, error)) {
+        return -1;
+    }
+    s->ws = g_new0(Ws, 1);
+    s->mode = MODE_WS;
+    return -2;
+}
+
 /* The first bytes: a SPICE link (served as read), or "GET " and the rest of
- * an upgrade request, answered here. */
+ * an HTTP request. */
 static gssize sniff(QsStream *s, GError **error)
 {
     for (;;) {
         guint8 chunk[1024];
         gsize room = s->mode == MODE_SNIFF ? 4 - s->first->len
-                                           : QS_WS_MAX_REQUEST - s->first->len;
+                                           : QS_HTTP_MAX_REQUEST - s->first->len;
         gssize n = raw_read(s, chunk, MIN(room, sizeof(chunk)), error);
-        g_autofree char *response = NULL;
-        QsWsRequest r;
 
         if (n <= 0) {
             return n;
         }
         g_byte_array_append(s->first, chunk, (guint)n);
         if (s->mode == MODE_SNIFF) {
-            if (!qs_ws_maybe_request(s->first->data, s->first->len)) {
+            if (!qs_http_maybe_request(s->first->data, s->first->len)) {
                 s->mode = MODE_PLAIN;
                 return 1;
             }
@@ -351,21 +407,10 @@ static gssize sniff(QsStream *s, GError **error)
             }
             continue;
         }
-        r = qs_ws_request((const char *)s->first->data, s->first->len, &response, error);
-        if (r == QS_WS_REQUEST_MORE) {
-            continue;
+        n = http_request(s, error);
+        if (n != 1) {
+            return n;
         }
-        if (r == QS_WS_REQUEST_BAD) {
-            write_all_now(s, response, NULL);
-            return -1;
-        }
-        if (!write_all_now(s, response, error)) {
-            return -1;
-        }
-        g_byte_array_set_size(s->first, 0);
-        s->ws = g_new0(Ws, 1);
-        s->mode = MODE_WS;
-        return -2;
     }
 }
 
@@ -435,6 +480,9 @@ gssize qs_stream_read(QsStream *s, void *buf, gsize len, GError **error)
 {
     gssize n;
 
+    if (s->mode == MODE_ANSWER) {
+        return -2;      /* the request is all the caller reads */
+    }
     if (s->mode == MODE_SNIFF || s->mode == MODE_HTTP) {
         n = sniff(s, error);
         if (n <= 0 && s->mode != MODE_WS) {

@@ -5,6 +5,7 @@
 
 #include <sys/uio.h>
 #include <glib.h>
+#include "net/qs-http.h"
 #include "net/qs-tls.h"
 
 G_BEGIN_DECLS
@@ -47,7 +48,8 @@ typedef enum {
 QsStreamStatus qs_stream_handshake(QsStream *stream, gboolean *want_write,
                                    GError **error);
 
-/* > 0: bytes read; 0: the peer closed; -1: error (set); -2: would block. */
+/* > 0: bytes read; 0: the peer closed; -1: error (set); -2: would block;
+ * QS_STREAM_HTTP_REQUEST: see qs_stream_set_web(). */
 gssize qs_stream_read(QsStream *stream, void *buf, gsize len, GError **error);
 
 /* Writes from an iovec array (TLS writes only the first element, and after
@@ -67,6 +69,18 @@ gboolean qs_stream_has_pending(QsStream *stream);
  * come. A bad upgrade request gets a 400 and the read fails, naming why.
  */
 gboolean qs_stream_is_websocket(QsStream *stream);
+
+/*
+ * With `on`, a GET request that is no upgrade (a browser asking for the
+ * console page) is the caller's: qs_stream_read() returns
+ * QS_STREAM_HTTP_REQUEST once the request is complete, and
+ * qs_stream_steal_http_request() gives it. The caller writes the answer
+ * with qs_stream_writev() and frees the stream; reads return -2 from then.
+ * Without, such a request gets a 400 and the read fails, naming why.
+ */
+#define QS_STREAM_HTTP_REQUEST (-3)
+void qs_stream_set_web(QsStream *stream, gboolean on);
+QsHttpRequest *qs_stream_steal_http_request(QsStream *stream);
 
 /* Timers and idles of the net layer run in the thread-default main context
  * (the one the server was created in), so they are kept as GSource

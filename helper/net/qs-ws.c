@@ -13,11 +13,6 @@
                                        "Content-Length: 0\r\n\r\n"),                   \
                   QS_WS_REQUEST_BAD)
 
-gboolean qs_ws_maybe_request(const guint8 *buf, gsize len)
-{
-    return memcmp(buf, "GET ", MIN(len, 4)) == 0;
-}
-
 char *qs_ws_accept(const char *key)
 {
     g_autoptr(GChecksum) sha1 = g_checksum_new(G_CHECKSUM_SHA1);
@@ -28,19 +23,6 @@ char *qs_ws_accept(const char *key)
     g_checksum_update(sha1, (const guchar *)WS_GUID, -1);
     g_checksum_get_digest(sha1, digest, &n);
     return g_base64_encode(digest, n);
-}
-
-/* Does the comma list `value` hold `token` (case-insensitive)? */
-static gboolean has_token(const char *value, const char *token)
-{
-    g_auto(GStrv) parts = g_strsplit(value, ",", -1);
-
-    for (guint i = 0; parts[i]; i++) {
-        if (g_ascii_strcasecmp(g_strstrip(parts[i]), token) == 0) {
-            return TRUE;
-        }
-    }
-    return FALSE;
 }
 
 static gboolean key_ok(const char *key)
@@ -57,70 +39,34 @@ static gboolean key_ok(const char *key)
     return n == 16;
 }
 
-QsWsRequest qs_ws_request(const char *buf, gsize len, char **response, GError **error)
+QsWsRequest qs_ws_upgrade(const QsHttpRequest *req, char **response, GError **error)
 {
-    const char *end = g_strstr_len(buf, (gssize)len, "\r\n\r\n");
-    g_autofree char *text = NULL;
-    g_auto(GStrv) lines = NULL;
-    const char *upgrade = NULL, *connection = NULL, *key = NULL, *version = NULL;
-    const char *protocols = NULL;
     g_autofree char *accept = NULL;
 
     *response = NULL;
-    if (!end) {
-        if (len >= QS_WS_MAX_REQUEST) {
-            return BAD("WebSocket upgrade request over %u bytes", QS_WS_MAX_REQUEST);
-        }
-        return QS_WS_REQUEST_MORE;
+    if (strcmp(req->method, "GET") != 0) {
+        return BAD("a WebSocket upgrade that is not a GET request");
     }
-    text = g_strndup(buf, (gsize)(end - buf));
-    if (strlen(text) != (gsize)(end - buf)) {
-        return BAD("a NUL byte in the HTTP request");
-    }
-    lines = g_strsplit(text, "\r\n", -1);
-    if (!g_str_has_prefix(lines[0], "GET ") || !g_str_has_suffix(lines[0], " HTTP/1.1")) {
-        return BAD("not an HTTP/1.1 GET request line");
-    }
-    for (guint i = 1; lines[i]; i++) {
-        char *colon = strchr(lines[i], ':');
-
-        if (!colon) {
-            return BAD("an HTTP header line without a colon");
-        }
-        *colon = '\0';
-        g_strstrip(colon + 1);
-        if (g_ascii_strcasecmp(lines[i], "Upgrade") == 0) {
-            upgrade = colon + 1;
-        } else if (g_ascii_strcasecmp(lines[i], "Connection") == 0) {
-            connection = colon + 1;
-        } else if (g_ascii_strcasecmp(lines[i], "Sec-WebSocket-Key") == 0) {
-            key = colon + 1;
-        } else if (g_ascii_strcasecmp(lines[i], "Sec-WebSocket-Version") == 0) {
-            version = colon + 1;
-        } else if (g_ascii_strcasecmp(lines[i], "Sec-WebSocket-Protocol") == 0) {
-            protocols = colon + 1;
-        }
-    }
-    if (!upgrade || !has_token(upgrade, "websocket") || !connection ||
-        !has_token(connection, "upgrade")) {
+    if (!req->upgrade || !qs_http_list_has(req->upgrade, "websocket") || !req->connection ||
+        !qs_http_list_has(req->connection, "upgrade")) {
         return BAD("an HTTP request that is not a WebSocket upgrade");
     }
-    if (!version || strcmp(version, "13") != 0) {
-        return BAD("WebSocket version '%s', not 13", version ? version : "(none)");
+    if (!req->ws_version || strcmp(req->ws_version, "13") != 0) {
+        return BAD("WebSocket version '%s', not 13", req->ws_version ? req->ws_version : "(none)");
     }
-    if (!key || !key_ok(key)) {
+    if (!req->ws_key || !key_ok(req->ws_key)) {
         return BAD("a Sec-WebSocket-Key that is not 16 bytes in base64");
     }
     /* A browser that offered subprotocols fails an answer that picks none:
      * spice-html5 offers "binary", as websockify named it. */
-    if (protocols && !has_token(protocols, "binary")) {
-        return BAD("WebSocket subprotocols '%s' without 'binary'", protocols);
+    if (req->ws_protocol && !qs_http_list_has(req->ws_protocol, "binary")) {
+        return BAD("WebSocket subprotocols '%s' without 'binary'", req->ws_protocol);
     }
-    accept = qs_ws_accept(key);
+    accept = qs_ws_accept(req->ws_key);
     *response = g_strdup_printf("HTTP/1.1 101 Switching Protocols\r\n"
                                 "Upgrade: websocket\r\nConnection: Upgrade\r\n"
                                 "Sec-WebSocket-Accept: %s\r\n%s\r\n",
-                                accept, protocols ? "Sec-WebSocket-Protocol: binary\r\n" : "");
+                                accept, req->ws_protocol ? "Sec-WebSocket-Protocol: binary\r\n" : "");
     return QS_WS_REQUEST_OK;
 }
 

@@ -4,13 +4,14 @@
 
 #include <glib.h>
 #include <stdint.h>
+#include "net/qs-http.h"
 
 G_BEGIN_DECLS
 
 /*
  * Browsers (spice-html5) speak SPICE inside WebSocket binary frames. A
- * client whose first bytes are "GET " sends an HTTP upgrade request; once
- * answered, its bytes arrive in masked frames and ours leave in unmasked
+ * client whose first bytes are "GET " sends an HTTP upgrade request
+ * (net/qs-http.h); once answered, its bytes arrive in masked frames and ours leave in unmasked
  * ones. Message boundaries carry no meaning for SPICE (websockify cut the
  * stream anywhere too), so frames are just a byte stream here.
  *
@@ -22,7 +23,6 @@ G_BEGIN_DECLS
  * RFC 6455 that this needs is this file.
  */
 
-#define QS_WS_MAX_REQUEST 8192u             /* the upgrade request, headers included */
 #define QS_WS_MAX_FRAME (16u * 1024 * 1024) /* one client data frame's payload */
 #define QS_WS_MAX_CONTROL 125u
 #define QS_WS_MAX_HEADER 14u
@@ -34,18 +34,13 @@ G_BEGIN_DECLS
 #define QS_WS_OP_PING 0x9
 #define QS_WS_OP_PONG 0xa
 
-/* Could `buf` (len bytes so far, len >= 1) be the start of an upgrade
- * request rather than of a SPICE link ("REDQ")? */
-gboolean qs_ws_maybe_request(const guint8 *buf, gsize len);
-
 typedef enum {
-    QS_WS_REQUEST_MORE,     /* no blank line yet, and under the bound */
     QS_WS_REQUEST_OK,       /* *response is the 101 to send */
     QS_WS_REQUEST_BAD,      /* *response is a 400 to send; error says why */
 } QsWsRequest;
 
-/* Looks at the request bytes received so far. */
-QsWsRequest qs_ws_request(const char *buf, gsize len, char **response, GError **error);
+/* Answers a parsed request that asks for an upgrade (qs_http_wants_upgrade). */
+QsWsRequest qs_ws_upgrade(const QsHttpRequest *req, char **response, GError **error);
 
 /* Sec-WebSocket-Accept for a Sec-WebSocket-Key. */
 char *qs_ws_accept(const char *key);

@@ -36,6 +36,7 @@ qemu_factory = _integration.qemu_factory
 helper_binary = _integration.helper_binary
 test_client = _integration.test_client
 _no_stray_qemu = _integration._no_stray_qemu
+_all_heard = _integration._all_heard
 
 
 def pytest_addoption(parser):

@@ -5,7 +5,7 @@ import os
 
 import pytest
 
-from harness import DBusDaemon, Guest, Libvirtd, Paths, Qemu, Xvfb, kill_strays
+from harness import DBusDaemon, Guest, Libvirtd, Paths, Qemu, Xvfb, exits, kill_strays
 from harness import timeout as _timeout
 from harness.qemu import chroot_mounts, sweep_stale_run_dirs
 
@@ -148,3 +148,14 @@ def _no_stray_qemu(paths):
     if strays or mounts:
         pytest.fail(f"left behind: qemu processes {strays}, mounts {mounts}")
 
+
+
+@pytest.fixture(autouse=True)
+def _all_heard():
+    """Every test: each helper or launcher it started was heard at its end
+    (harness/exits.py), so its exit status and its sanitizer reports count."""
+    exits.unheard()
+    yield
+    left = exits.unheard()
+    if left:
+        pytest.fail(f"started but never heard at exit: {left}")

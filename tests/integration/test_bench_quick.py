@@ -1,19 +1,18 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 """The shaped-link benchmark's --quick mode (tests/bench/rig) runs end to end.
 
-Timings on this shared machine are not pass/fail material, so no latency,
-CPU or memory goal is asserted here: that the rig measured, and that what it
-measured can be true, is. Every cell (the qemu-spice one included: a helper
-that does not serve fails it) has all its presses drawn, none before the
-link's round trip; display traffic within the link's rate; CPU figures for
-each process it watched, below the machine's cores and above zero for qemu
-and the helper, the helper's by thread adding up to its total; a peak RSS
-for qemu and the helper; everything alive at the
-end; the activity's picture scored in every cell (the still screenshot
-against qemu's screendump); and the qemu-spice cell's frozen frame equal to
-qemu's screendump (every full run so far: docs/performance.md). The outputs hold one row per
-press. One figure is asserted, in a test of its own: the busy pair's display
-bytes ratio (issue 22's goal)."""
+One --quick run per build (a module fixture), judged twice:
+- test_bench_quick (correctness, unmarked: tools/check runs it on the
+  sanitizer build) asserts what must hold whatever the machine's load:
+  every cell ran, every press was drawn and none before the link's round
+  trip, every process stayed alive, the helper ended with status 0 and no
+  sanitizer report in its log (harness/exits.py), the watched processes
+  have CPU and memory figures, the helper's by-thread figures add up to its
+  total, the still was scored, and the qemu-spice cell's frozen frame
+  equals qemu's screendump;
+- test_bench_quick_figures and test_bench_quick_bytes_ratio (`timing`,
+  the plain build alone on the machine) assert figures, each with the
+  spread it was measured with written beside its bound."""
 
 import csv
 import json
@@ -24,10 +23,7 @@ import sys
 
 import pytest
 
-from harness import MissingComponent
-
-# A rig check that runs the plain build's helper; once per tools/check is enough.
-pytestmark = pytest.mark.timing
+from harness import MissingComponent, exits
 
 RIG = os.path.join(os.path.dirname(__file__), "..", "bench", "rig")
 PRESSES = 10                    # qs-bench --quick (tests/bench/rig/README.md)
@@ -44,6 +40,7 @@ def link_of(name):
 
 
 def check_cell(cell):
+    """What must hold in every cell on any build and any load."""
     name = f"{cell['config']} {cell['activity']} {cell['link']}"
     rtt_ms, mbit = link_of(cell["link"])
     assert "failure" not in cell, f"{name}: {cell['failure']}"
@@ -71,12 +68,10 @@ def check_cell(cell):
     cores = cell.get("cpu_cores", {})
     watched = {"qemu", "relay"} | ({"helper"} if cell["config"].startswith("qs-") else set())
     assert set(cores) == watched, f"{name}: {cores}"
-    # /proc counts CPU in 10 ms ticks: over the ~3 s of presses the relay of
-    # an idle cell may not use one (measured 0.0-0.004 cores); qemu's TCG
-    # guest and the helper always do (0.05-0.25 cores).
-    for proc, c in cores.items():
-        assert c is not None and 0 <= c < os.cpu_count(), f"{name}: {proc} {c} cores"
-        assert proc == "relay" or c > 0, f"{name}: {proc} {c} cores"
+    assert all(c is not None for c in cores.values()), f"{name}: {cores}"
+    # qemu's TCG guest and the helper work in every cell; the relay of an
+    # idle cell may not use one 10 ms tick in the window.
+    assert all(cores[p] > 0 for p in watched - {"relay"}), f"{name}: {cores}"
     for proc in watched - {"relay"}:
         assert cell.get(f"{proc}_peak_mib", 0) > 0, f"{name}: no peak RSS of {proc}"
     if "helper" in watched:
@@ -97,8 +92,6 @@ def check_cell(cell):
     # after the stop, scored against qemu's screendump (tests/bench/rig).
     still = cell.get("still")
     assert still and "error" not in still and still.get("pixels", 0) > 0, f"{name}: still {still}"
-    assert still["psnr_db"] == "inf" or still["psnr_db"] > 0, f"{name}: still {still}"
-    assert 0 < still["ssim"] <= 1, f"{name}: still {still}"
 
     if cell["config"].startswith("qs-"):
         frozen = cell.get("frozen")
@@ -138,6 +131,42 @@ def test_bench_quick(quick_run):
     assert len(rows) == len(cells) * PRESSES, rows
     assert all(float(r["latency_ms"]) > 0 for r in rows), rows
     assert (out / "summary.md").read_text().count("\n|") >= 8
+    # The helper's end, heard as every test's helper is.
+    ends = data["meta"].get("helper_ends", [])
+    assert [e["config"] for e in ends] == ["qs-virtio"], ends
+    for end in ends:
+        with open(end["log"], errors="replace") as f:
+            exits.check(f"the bench's helper ({end['config']} {end['activity']})",
+                        end["status"], f.read())
+
+
+# The qemu-spice cell (busy, 80 ms / 10 Mbit) against issue 22's goals.
+# p50 within RTT + 10 ms and p95 within RTT + 30 ms: measured 84-87 ms and
+# 86-91 ms in the side-by-side and full runs of docs/performance.md
+# (2026-12-03/04, 20 presses, plain build). The still's PSNR: 34.4 to 37.0 dB
+# over the same runs; the bound, 33 dB, is a dB and a half under the lowest.
+P50_OVER_RTT_MS = 10
+P95_OVER_RTT_MS = 30
+STILL_PSNR_MIN_DB = 33.0
+
+
+@pytest.mark.timing
+@pytest.mark.timeout(1500)
+def test_bench_quick_figures(quick_run):
+    data, _ = quick_run
+    ours = [c for c in data["cells"] if c["config"] == "qs-virtio"]
+    assert len(ours) == 1, data["cells"]
+    cell = ours[0]
+    rtt_ms, _ = link_of(cell["link"])
+    lat = sorted(s["latency_ms"] for s in cell["samples"])
+    p50 = lat[(len(lat) + 1) // 2 - 1]
+    p95 = lat[-(-len(lat) * 95 // 100) - 1]
+    psnr = cell["still"]["psnr_db"]
+    print(f"qemu-spice busy {cell['link']}: p50 {p50} ms, p95 {p95} ms, "
+          f"still {psnr} dB")
+    assert p50 <= rtt_ms + P50_OVER_RTT_MS, f"p50 {p50} ms on {cell['link']}: {lat}"
+    assert p95 <= rtt_ms + P95_OVER_RTT_MS, f"p95 {p95} ms on {cell['link']}: {lat}"
+    assert psnr == "inf" or psnr >= STILL_PSNR_MIN_DB, cell["still"]
 
 
 # Issue 22's goal is a quarter of streaming-video=all's display bytes on busy
@@ -150,6 +179,7 @@ def test_bench_quick(quick_run):
 BYTES_RATIO_BOUND = 0.25
 
 
+@pytest.mark.timing
 @pytest.mark.timeout(1500)
 def test_bench_quick_bytes_ratio(quick_run):
     data, _ = quick_run

@@ -224,6 +224,7 @@ def test_confine_probes(qemu_factory, guest, confine_helper):
 
     with confined(confine_helper, q, "--test-confine-probe", "exec") as h:
         wait_log(h, r"confine-probe exec: trying /bin/true")
+        h.expect_exit(-signal.SIGSYS)
         rc = h.wait_exit(timeout=15)
         assert rc == -signal.SIGSYS, (rc, h.stderr())    # killed by the filter
         assert "ALLOWED" not in h.stderr()

@@ -74,7 +74,6 @@ if __name__ != "__main__":
     import hashlib
     import os
     import socket
-    import subprocess
     import tempfile
 
     import pytest
@@ -82,6 +81,7 @@ if __name__ != "__main__":
     import test_agent
     import test_smartcard
     import test_webdav
+    from harness import exits
     from harness.qemu import free_tcp_port
     from script_client import ScriptClient
     from serve_support import serving
@@ -139,8 +139,7 @@ if __name__ != "__main__":
         else:
             args += attach_args(mode, bus)
         try:
-            return subprocess.run(args, pass_fds=fds, capture_output=True, text=True,
-                                  timeout=60, stdin=subprocess.DEVNULL)
+            return exits.run(args, "the helper", expect=2, timeout=60, pass_fds=fds)
         finally:
             for s in (a, b, p2p):
                 if s:

@@ -7,18 +7,20 @@ nothing else (test_heat_activity_rect, correctness), soon enough
 
 A block gets hot on its 8th change (helper/screen); the first frame is the
 surface itself, so the 9th frame makes the blocks hot. The helper is on time
-if they are hot when the 10th frame has arrived (one frame of slack: a
-change copied from the live shared surface may land one frame late), minus
-the polling's own uncertainty: at the guest's 30 fps, 300 ms after the first
-frame. The bound is counted in the guest's frames rather than in ms: under
-TCG the guest does not always draw its 30 fps (27.0 fps in one of the two
-runs below), and how fast it draws is not the helper's to decide (the
-guest's rate is test_guest_boot.py's figure).
+if they are hot by the 10th frame (one frame of slack: a change copied from
+the live shared surface may land one frame late). The figure is counted in
+qemu's frames, not in ms: how fast the guest draws under TCG is not the
+helper's to decide (the guest's rate is test_guest_boot.py's figure), and a
+bound in ms converted at the guest's rate failed once in a fresh-clone run
+(2026-12-06) on the polling's own uncertainty. The frame count is read just
+after the heat reply that first shows the blocks hot, so the frame that made
+them hot is at most that one. The heat lags the frame counter by a moment
+(one run read 10 frames with the blocks still cold, then hot by frame 10),
+so the frames read before a cold reading make no sound bound.
 
-Measured (plain build, a host loaded by other test runs, 2026-12-01): hot
-251 ms after the first frame net of the poll gap with the 10th frame at
-~290 ms (31.1 fps, qemu 7.2); 313 ms with the 10th at ~334 ms (27.0 fps,
-qemu 10.0)."""
+Measured (plain build, quiet host, 2026-12-07, 16 runs of each): hot by
+frame 9 (8 runs) or 10 (8) with qemu 7.2; by frame 10 in all 16 with qemu
+10.0; 167-301 ms after the first frame."""
 
 import time
 
@@ -39,6 +41,8 @@ def heat_run(q, display_helper):
     with Helper.p2p(display_helper, q) as h:
         arrivals = []       # time each new frame count was first seen
         hot_at = None
+        hot_by = None
+        cold_after = 0
         missing = None
         outside = set()
         expected = None
@@ -68,14 +72,22 @@ def heat_run(q, display_helper):
             expected = activity_blocks(bx)
             outside |= hot - expected
             missing = expected - hot
+            if hot_at is None and not hot >= expected:
+                # Read before the heat: this many frames had arrived and the
+                # blocks were still cold.
+                cold_after = frames
             if hot_at is None and hot >= expected:
                 hot_at = now
                 hot_gap = now - prev_poll if prev_poll is not None else 0.0
+                # Read after the heat: the frame that made the blocks hot
+                # is at most this one.
+                hot_by = h.frames()
             if hot_at is not None and now - hot_at >= WATCH_FOR:
                 break
             prev_poll = now
             time.sleep(0.01)
         return {"ready": ready, "arrivals": arrivals, "hot_at": hot_at, "hot_gap": hot_gap,
+                "hot_by": hot_by, "cold_after": cold_after,
                 "missing": sorted(missing or ()), "outside": sorted(outside),
                 "expected": expected is not None, "bx": bx, "stats": h.stats(),
                 "stderr": h.stderr()[-2000:]}
@@ -103,16 +115,12 @@ def test_heat_activity_rect(heated):
 @pytest.mark.timing
 def test_heat_activity_rect_figures(heated):
     run = heated
-    arrivals, hot_at, hot_gap = run["arrivals"], run["hot_at"], run["hot_gap"]
-    assert hot_at is not None and len(arrivals) >= HOT_BY_FRAME, \
+    arrivals, hot_at, hot_by = run["arrivals"], run["hot_at"], run["hot_by"]
+    assert hot_at is not None and arrivals, \
         f"no figure: hot at {hot_at}, {len(arrivals)} frames"
     took = hot_at - arrivals[0]
-    by_frame = arrivals[HOT_BY_FRAME - 1] - arrivals[0]
-    fps = (HOT_BY_FRAME - 1) / by_frame if by_frame > 0 else 0
-    print(f"activity hot {took * 1000:.0f} ms after the first frame (poll gap "
-          f"{hot_gap * 1000:.0f} ms), frame {HOT_BY_FRAME} at {by_frame * 1000:.0f} ms, "
-          f"{fps:.1f} fps")
-    assert took - hot_gap <= by_frame, \
-        f"activity hot {took * 1000:.0f} ms after the first frame (seen " \
-        f"{hot_gap * 1000:.0f} ms after the poll before), but the {HOT_BY_FRAME}th " \
-        f"frame had arrived at {by_frame * 1000:.0f} ms ({fps:.1f} fps)"
+    print(f"activity hot by frame {hot_by} (cold after frame {run['cold_after']}), "
+          f"{took * 1000:.0f} ms after the first frame")
+    assert hot_by <= HOT_BY_FRAME, \
+        f"activity blocks hot only by frame {hot_by} ({took * 1000:.0f} ms after the " \
+        f"first); they should be hot by frame {HOT_BY_FRAME}"

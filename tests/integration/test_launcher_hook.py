@@ -155,7 +155,7 @@ def test_hook_real_helper_in_remote_viewer(hooked_libvirtd_real, guest, tmp_path
     with Xvfb(screen="1600x1000x24") as x:
         best = remote_viewer_sight(viewer, vv, x, w, h, ref, tmp_path)
     log_path = tmp_path / "remote-viewer.log"
-    assert best and best[2] >= 0.99, (
+    assert best and best[2] == 1.0, (
         f"the guest's picture never appeared whole in remote-viewer ({best}): "
         f"{log_path.read_text()[-2000:]}; helper log: {env.log(name)[-2000:]}")
     libvirtd.virsh("destroy", name)

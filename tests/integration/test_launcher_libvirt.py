@@ -25,7 +25,7 @@ from pathlib import Path
 
 import pytest
 
-from harness import procs
+from harness import exits, procs
 
 URI = "qemu:///system"
 NS = "https://qemu-spice.org/xmlns/console/1"
@@ -110,6 +110,10 @@ class LauncherEnv:
         self.probe.write_text(PROBE)
         os.chmod(self.probe, 0o755)
         self.helper = str(helper or self.probe)
+        # How the real helper may end, as the launcher logs it (a negative
+        # status is a signal's): 0 unless a test kills it on purpose.
+        self.real_helper = helper is not None
+        self.helper_ends_allowed = {0}
         self.conf = self.dir / "qemu-spice.conf"
         self.write_conf(**conf)
 
@@ -128,16 +132,39 @@ class LauncherEnv:
         self.conf.write_text(text)
 
     def run(self, *args, timeout=60, check=False, input=None):
+        """One launcher command. Its stderr must hold no sanitizer report
+        (harness/exits.py); its exit status must be 0 with check=True, and
+        otherwise is the caller's to assert."""
         env = dict(os.environ, QS_HARNESS_OWNER=procs.OWNER_TOKEN,
                    QS_HARNESS_KIND="launcher")
         res = subprocess.run([str(self.launcher), "-C", str(self.conf), *map(str, args)],
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                              stdin=subprocess.DEVNULL if input is None else None,
                              input=input, text=True, timeout=timeout, env=env)
-        if check and res.returncode != 0:
-            raise AssertionError(f"launcher {' '.join(map(str, args))} exited "
-                                 f"{res.returncode}: {res.stderr.strip()}")
+        exits.check(f"launcher {' '.join(map(str, args))}", res.returncode, res.stderr,
+                    expect=0 if check else res.returncode)
         return res
+
+    def expect_helper_end(self, status):
+        """A test that ends the real helper itself (a negative status for a
+        signal) says so; any other end fails at cleanup."""
+        self.helper_ends_allowed.add(status)
+
+    def heard_helper_ends(self):
+        """Every helper end the launcher logged, and every sanitizer report
+        in the logs: raises unless all are allowed."""
+        if not self.log_dir.is_dir():
+            return
+        for log in sorted(self.log_dir.iterdir()):
+            text = log.read_text(errors="replace")
+            ends = []
+            for m in re.finditer(r"helper (\d+) (?:exited with status (\d+)|"
+                                 r"killed by signal (\d+))", text):
+                ends.append(int(m.group(2)) if m.group(2) is not None else -int(m.group(3)))
+            for status in ends if self.real_helper else []:
+                exits.check(f"a helper the launcher started ({log.name})", status, "",
+                            expect=tuple(self.helper_ends_allowed))
+            exits.check(f"the launcher's log {log.name}", 0, text)
 
     def state(self, domain):
         try:
@@ -191,7 +218,10 @@ class LauncherEnv:
             except ProcessLookupError:
                 pass
         procs.kill_strays(kind="launcher")
-        shutil.rmtree(self.dir, ignore_errors=True)
+        try:
+            self.heard_helper_ends()
+        finally:
+            shutil.rmtree(self.dir, ignore_errors=True)
 
 
 @pytest.fixture
@@ -623,6 +653,7 @@ def test_bad_input(libvirtd, guest, launcher_env):
     assert env.state(name)["helper_pid"] == pid and pid_alive(pid)
     env.run("detach", name, check=True)
     one_line_error(env.run("detach", name), f"domain '{name}' is not attached")
+    one_line_error(env.run("reload", name), f"reload: domain '{name}' is not attached")
 
 
 def make_tls_dir(path):
@@ -646,7 +677,7 @@ def test_attach_tls_private_copy(libvirtd, guest, launcher_env):
     env = launcher_env
     tls = make_tls_dir(env.dir / "tls")
     env.write_conf(listen__tls="true", listen__tls_dir=str(tls),
-                   listen__secure_channels="all")
+                   listen__secure_channels="all", helper__console_page="false")
     name = start_domain(libvirtd, "qs-test-launch-tls", guest, env.dir, persistent=False)
     env.run("attach", name, "--no-supervise", check=True)
     st = env.state(name)
@@ -655,7 +686,8 @@ def test_attach_tls_private_copy(libvirtd, guest, launcher_env):
     assert rep["argv"][1:] == ["--dbus-p2p-fd=3", "--listen-fd=4", "--tls-listen-fd=5",
                                f"--tls-dir={private}", "--secure-channels=all",
                                "--max-sessions=4", "--when-full=refuse", "--max-fps=30",
-                               "--ticket-fd=6", "--control-fd=7", "--user=nobody"]
+                               "--no-console-page", "--ticket-fd=6", "--control-fd=7",
+                               "--user=nobody"]
     assert st["tls_port"] != st["port"] and st["tls_port"]
     fds = fd_table(st["helper_pid"])
     assert fds[5] in listening_inodes(st["tls_port"])
@@ -668,6 +700,7 @@ def test_attach_tls_private_copy(libvirtd, guest, launcher_env):
     assert f'tls-port="{st["tls_port"]}"' in meta
     vv = env.run("console", name, "--format", "vv", check=True).stdout
     assert f"tls-port={st['tls_port']}\n" in vv and "ca=-----BEGIN CERTIFICATE-----\\n" in vv
+    assert "host-subject=CN=127.0.0.1\n" in vv, vv
     env.run("detach", name, check=True)
     assert env.run_files() == [] and env.helper_pids() == []
 

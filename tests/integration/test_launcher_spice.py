@@ -179,6 +179,7 @@ def test_real_helper_ports(libvirtd, guest, paths, helper_binary):
         assert received[0][3] == "exact", what
         # The helper killed: the supervisor's new helper gets a new
         # connection to the port (qemu takes it once the old one closed).
+        env.expect_helper_end(-signal.SIGKILL)
         os.kill(st["helper_pid"], signal.SIGKILL)
         wait_for(lambda: (n := env.state(name)) and n["helper_pid"] != st["helper_pid"]
                  and n.get("restarts") == 1, 20, "the restarted helper")
@@ -306,11 +307,13 @@ def test_real_helper_tls(libvirtd, guest, paths, helper_binary, test_client):
         assert res.returncode == 0, (res.returncode, res.stderr[-2000:], env.log(name)[-2000:])
 
         # New certificates (another CA) reach the confined helper through
-        # its control socket on the launcher's SIGHUP; new links use them.
+        # its control socket on the launcher's SIGHUP, which 'reload' sends;
+        # new links use them.
         fresh = make_tls_dir(env.dir / "tls-new")
         for f in ("ca-cert.pem", "server-cert.pem", "server-key.pem"):
             (tls / f).write_bytes((fresh / f).read_bytes())
-        os.kill(st["monitor_pid"], signal.SIGHUP)
+        res = env.run("reload", name, check=True)
+        assert f"the launcher (pid {st['monitor_pid']}) reloads" in res.stdout, res.stdout
         wait_log(env, name, "certificates reloaded")
         assert "TLS certificates replaced" in env.log(name)
         res = run_client(test_client, "--tls-port", st["tls_port"], "--ca-file",
@@ -502,6 +505,7 @@ def test_real_helper_killed_and_restarted(libvirtd, guest, paths, helper_binary,
         viewer = start_client(test_client, "--port", port, "--ticket-file", ticket,
                               "info", "sleep", "60000")
         wait_clients(env, name, 1)
+        env.expect_helper_end(-signal.SIGKILL)
         os.kill(old, signal.SIGKILL)
         out, err = viewer.communicate(timeout=40)
         assert viewer.returncode != 0, "the client did not see the helper go"
@@ -700,6 +704,7 @@ def test_real_helper_view_rights(libvirtd, guest, paths, helper_binary, test_cli
         res = env.run("set-ticket", name, "--rights", "admin")
         assert res.returncode == 2 and "--rights must be view or control" in res.stderr
         # A restarted helper keeps the view-only ticket.
+        env.expect_helper_end(-signal.SIGKILL)
         os.kill(st["helper_pid"], signal.SIGKILL)
         wait_for(lambda: (s := env.state(name)) and s["helper_pid"] != st["helper_pid"]
                  and s.get("restarts") == 1 and pid_alive(s["helper_pid"]), 20,

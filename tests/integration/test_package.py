@@ -188,8 +188,17 @@ def test_package_serves_exact_picture(package, guest, test_client, paths, tmp_pa
     tags = [line for line in res.stdout.splitlines() if re.match(r"^[EW]: ", line)]
     assert res.returncode == 0 and not tags, f"lintian (exit {res.returncode}): {res.stdout}"
 
-    # apparmor: its parser and abstractions, to parse the installed profiles
-    env = dict(os.environ, QS_CHROOT_EXTRA_PACKAGES=" ".join(depends(deb) + ["apparmor"]))
+    # The D-Bus display module where Debian splits it out (trixie's qemu
+    # 10.0: test_dbus_display_module_package), and the console page's
+    # spice-html5, pulled in by default.
+    recommends = run(["dpkg-deb", "-f", deb, "Recommends"], timeout=30)
+    assert "qemu-system-modules-opengl | qemu-system-common (<< 1:8.1.0+ds-1~exp2)" in \
+        recommends and "spice-html5" in recommends, recommends
+
+    # apparmor: its parser and abstractions, to parse the installed
+    # profiles; logrotate, to rotate the installed snippet's logs
+    env = dict(os.environ, QS_CHROOT_EXTRA_PACKAGES=" ".join(depends(deb) +
+                                                             ["apparmor", "logrotate"]))
     # make-chroot prints the tree's path last; when it has to make the tree
     # first (an empty cache), its progress lines come before it.
     lower = run([paths.make_chroot, "bookworm"], timeout=CHROOT_TIMEOUT,
@@ -208,8 +217,26 @@ def test_package_serves_exact_picture(package, guest, test_client, paths, tmp_pa
                   "/usr/lib/sysusers.d/qemu-spice.conf", "/usr/lib/tmpfiles.d/qemu-spice.conf",
                   "/usr/lib/x86_64-linux-gnu/qemu-spice/qemu-spice-tls.so",
                   "/usr/share/man/man5/qemu-spice.conf.5.gz",
-                  "/usr/share/qemu-spice/selinux/qemu_spice.te"):
+                  "/usr/share/qemu-spice/selinux/qemu_spice.te",
+                  "/etc/logrotate.d/qemu-spice",
+                  "/usr/share/doc/qemu-spice/examples/mint_token.py"):
             assert f in listed, f"{f} not in the package: {sorted(listed)}"
+        # The documents the man pages cite, under /usr/share/doc (the larger
+        # ones compressed), and readable.
+        for doc in ("README", "operations", "integration", "security", "protocol",
+                    "architecture", "performance"):
+            found = [f for f in (f"/usr/share/doc/qemu-spice/{doc}.md",
+                                 f"/usr/share/doc/qemu-spice/{doc}.md.gz") if f in listed]
+            assert len(found) == 1, f"{doc}.md not in /usr/share/doc/qemu-spice: {sorted(listed)}"
+        assert "## 3. Enable a domain" in overlay.run(
+            "sh", "-c", "zcat -f /usr/share/doc/qemu-spice/operations.md*")
+        # The domains' logs rotate: copied, then truncated in place (the
+        # launcher and helper keep them open for appending).
+        overlay.run("sh", "-c", "echo first > /var/log/qemu-spice/vm1.log")
+        overlay.run("logrotate", "-f", "-s", "/var/lib/logrotate/qs-test.status",
+                    "/etc/logrotate.d/qemu-spice")
+        assert overlay.run("cat", "/var/log/qemu-spice/vm1.log.1") == "first\n"
+        assert overlay.run("stat", "-c", "%s", "/var/log/qemu-spice/vm1.log").strip() == "0"
         check_apparmor(overlay, listed)
         # What the maintainer scripts did: the user and the directories.
         user = overlay.run("getent", "passwd", "qemu-spice").strip().split(":")
@@ -259,6 +286,7 @@ def test_package_serves_exact_picture(package, guest, test_client, paths, tmp_pa
         # namespace: the host sees an empty directory at overlay.root.
         overlay.run("apt-get", "purge", "-y", "qemu-spice", timeout=300)
         gone = ["/usr/bin/qemu-spice", "/usr/bin/qemu-spice-launcher", "/etc/qemu-spice",
+                "/etc/logrotate.d/qemu-spice", "/usr/share/doc/qemu-spice",
                 "/etc/libvirt/hooks/qemu.d/qemu-spice", "/lib/systemd/system/qemu-spice@.service",
                 "/usr/lib/sysusers.d/qemu-spice.conf", "/usr/lib/x86_64-linux-gnu/qemu-spice"]
         gone += [f"/etc/apparmor.d/{d}{f}" for f in PROFILES for d in ("", "local/")]
@@ -267,6 +295,20 @@ def test_package_serves_exact_picture(package, guest, test_client, paths, tmp_pa
         assert not left.strip(), f"left after purge: {left}"
     finally:
         overlay.close()
+
+
+@pytest.mark.timeout(CHROOT_TIMEOUT)
+def test_dbus_display_module_package(paths):
+    """The package recommends qemu-system-modules-opengl for qemu's D-Bus
+    display: in Debian trixie (qemu 10.0) that package holds ui-dbus.so,
+    which qemu-system-x86 itself no longer brings."""
+    root = run([paths.make_chroot, "trixie"], timeout=CHROOT_TIMEOUT).strip().splitlines()[-1]
+    chroot_run = str(REPO / "tests/integration/harness/chroot-run")
+    owner = run([chroot_run, root, "--", "dpkg", "-S", "ui-dbus.so"], timeout=60)
+    assert re.match(r"^qemu-system-modules-opengl(:\S+)?: \S+/ui-dbus\.so$", owner.strip()), owner
+    deps = run([chroot_run, root, "--", "dpkg-query", "-W", "-f", "${Depends}",
+                "qemu-system-x86"], timeout=60)
+    assert "qemu-system-modules-opengl" not in deps, deps
 
 
 @pytest.mark.timeout(BUILD_TIMEOUT)

@@ -12,6 +12,7 @@ import time
 
 import pytest
 
+from harness import exits
 from harness.qemu import parse_ppm
 from serve_support import READY_TIMEOUT, run_client, serving, ticket_file
 
@@ -218,10 +219,8 @@ def test_full_replaces_oldest(qemu_factory, guest, helper_binary, test_client):
     (["--max-fps", "ten"], "max-fps"),
 ])
 def test_bad_session_options(helper_binary, args, message):
-    res = subprocess.run([str(helper_binary), "--qmp", "/nonexistent", "--listen",
-                          "127.0.0.1:1", *args], stdout=subprocess.PIPE,
-                         stderr=subprocess.PIPE, text=True, timeout=20)
-    assert res.returncode == 2, res
+    res = exits.run([helper_binary, "--qmp", "/nonexistent", "--listen",
+                     "127.0.0.1:1", *args], "the helper", expect=2)
     assert message in res.stderr, res.stderr
 
 

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from harness import exits
 from harness.qemu import parse_ppm
 from serve_support import READY_TIMEOUT, error_line, run_client, serving, ticket_file
 
@@ -143,7 +144,6 @@ def test_token_only_console_exact_picture(qemu_factory, guest, helper_binary,
 def test_token_option_errors(helper_binary, tmp_path):
     """Bad key files and combinations: one clear line each, exit 2 before
     anything is served."""
-    import subprocess
     bad = tmp_path / "bad"
     bad.write_text(f"[tokens]\nvm={VM}\nkey-1=abcd\n")
     cases = [
@@ -153,10 +153,8 @@ def test_token_option_errors(helper_binary, tmp_path):
          "--disable-ticketing excludes"),
     ]
     for extra, want in cases:
-        res = subprocess.run([helper_binary, "--listen", "127.0.0.1:0",
-                              "--dbus-address", "unix:path=/nonexistent",
-                              *map(str, extra)],
-                             capture_output=True, text=True, timeout=20)
-        assert res.returncode != 0
+        res = exits.run([helper_binary, "--listen", "127.0.0.1:0",
+                         "--dbus-address", "unix:path=/nonexistent", *extra],
+                        "the helper", expect=2, timeout=20)
         assert want in res.stderr, res.stderr
         assert "abcd" not in res.stderr

@@ -2,17 +2,19 @@
 """systemd owns the console: a Debian trixie tree booted with
 'systemd-nspawn -b' (systemd as its PID 1, libvirtd, qemu; this host's PID 1
 is not systemd), our unit and hook installed in it from this build, and
-then 'virsh start' of an opted-in domain starts qemu-spice@DOMAIN.service:
-the launcher and the helper in the unit's own cgroup, not libvirtd's, every
-journal line of the unit (the launcher's and the helper's) naming the
-domain; our test client gets qemu's exact picture from the helper, and
+then 'virsh start' of an opted-in domain starts qemu-spice@UUID.service
+(the domain's UUID as the instance, no escaping): the launcher and the
+helper in the unit's own cgroup, not libvirtd's, every journal line of the
+unit (the launcher's and the helper's) naming the domain's UUID; our test
+client gets qemu's exact picture from the helper, and
 remote-viewer, opened on the console 'qemu-spice-launcher console --format
 vv' reports, shows it, every pixel (viewer_support.py); 'virsh destroy'
 stops the unit; a broken configuration leaves the domain running, says why
 in the journal and in 'status'; the console's runtime state is in the live
 definition only, after the attach and after a restart by the unit (the
 helper killed); a launcher that keeps failing is tried 5 times
-(StartLimitBurst) and the unit left 'failed'.
+(StartLimitBurst) and the unit left 'failed'; 'systemctl reload' (the
+unit's ExecReload) hands the running helper the keys of a new master key id.
 
 The tree (tests/integration/harness/make-systemd-chroot) is cached; each
 boot writes to a tmpfs overlay (--volatile=overlay), so the cache is never
@@ -37,8 +39,7 @@ from serve_support import require_tool
 from test_launcher_libvirt import NS, OPT_IN, domain_xml
 from viewer_support import remote_viewer_sight
 
-NAME = "qs-sd-vm"                         # escapes to qs\x2dsd\x2dvm
-UNIT = r"qemu-spice@qs\x2dsd\x2dvm.service"
+NAME = "qs-sd-vm"
 WORKDIR = "/var/lib/qs-test"
 BOOT_WAIT_S = 120
 ATTACH_WAIT_S = 90
@@ -237,8 +238,11 @@ def unit_prop_of(box, unit, prop):
     return box.run("systemctl", "show", "-P", prop, unit).stdout.strip()
 
 
-def unit_prop(box, prop):
-    return unit_prop_of(box, UNIT, prop)
+def unit_of(box, name):
+    """The console's unit of a defined domain: its UUID is the instance."""
+    uuid = box.run("virsh", "domuuid", name).stdout.strip()
+    assert re.fullmatch(r"[0-9a-f-]{36}", uuid), uuid
+    return f"qemu-spice@{uuid}.service", uuid
 
 
 def cgroup_of(box, pid):
@@ -246,8 +250,8 @@ def cgroup_of(box, pid):
     return next(line.split(":", 2)[2] for line in lines if line.startswith("0::"))
 
 
-def journal(box, since_cursor=None):
-    args = ["journalctl", "-u", UNIT, "-o", "json", "--no-pager"]
+def journal(box, unit, since_cursor=None):
+    args = ["journalctl", "-u", unit, "-o", "json", "--no-pager"]
     if since_cursor:
         args += ["--after-cursor", since_cursor]
     return [json.loads(line) for line in box.run(*args).stdout.splitlines() if line]
@@ -281,6 +285,10 @@ def test_virsh_start_runs_the_console_in_its_unit(booted, guest, paths, tmp_path
     xml = domain_xml(NAME, guest, WORKDIR, metadata=OPT_IN)
     box.write(f"{WORKDIR}/{NAME}.xml", xml)
     box.run("virsh", "-q", "define", f"{WORKDIR}/{NAME}.xml")
+    unit, uuid = unit_of(box, NAME)
+
+    def unit_prop(prop):
+        return unit_prop_of(box, unit, prop)
     inactive = box.run("virsh", "dumpxml", "--inactive", NAME).stdout
     box.run("virsh", "-q", "start", NAME, timeout=120)
     launcher = in_box(paths.build_dir / "launcher" / "qemu-spice-launcher")
@@ -288,7 +296,7 @@ def test_virsh_start_runs_the_console_in_its_unit(booted, guest, paths, tmp_path
     # From the moment virsh returns: starting (4) or attached (0).
     res = box.run(launcher, "status", NAME, check=False)
     assert res.returncode in (0, 4), (res.returncode, res.stdout, res.stderr)
-    wait_until(f"{UNIT} active", lambda: unit_prop(box, "ActiveState") == "active", 30)
+    wait_until(f"{unit} active", lambda: unit_prop("ActiveState") == "active", 30)
     state = wait_until("the console's state file",
                        lambda: box.path(f"/run/qemu-spice/{NAME}.json").exists() and
                        json.loads(box.path(f"/run/qemu-spice/{NAME}.json").read_text()),
@@ -297,17 +305,17 @@ def test_virsh_start_runs_the_console_in_its_unit(booted, guest, paths, tmp_path
 
     # The launcher is the unit's main process; it and the helper are in the
     # unit's cgroup, libvirtd in its own.
-    main_pid = int(unit_prop(box, "MainPID"))
+    main_pid = int(unit_prop("MainPID"))
     assert main_pid == state["monitor_pid"], (main_pid, state)
-    unit_cg = unit_prop(box, "ControlGroup")
-    assert unit_cg.endswith("/" + UNIT), unit_cg
+    unit_cg = unit_prop("ControlGroup")
+    assert unit_cg.endswith("/" + unit), unit_cg
     assert cgroup_of(box, state["monitor_pid"]) == unit_cg
     assert cgroup_of(box, state["helper_pid"]) == unit_cg
     libvirtd_pid = int(box.run("systemctl", "show", "-P", "MainPID", "libvirtd.service")
                        .stdout.strip())
     assert cgroup_of(box, libvirtd_pid).endswith("/libvirtd.service")
-    status = box.run("systemctl", "status", "--no-pager", "-l", UNIT, check=False).stdout
-    assert f"qemu-spice SPICE console for libvirt domain {NAME}" in status, status
+    status = box.run("systemctl", "status", "--no-pager", "-l", unit, check=False).stdout
+    assert f"qemu-spice SPICE console for libvirt domain {uuid}" in status, status
     assert str(state["helper_pid"]) in status, status
 
     # The helper serves qemu's exact picture to a SPICE client (in the
@@ -346,12 +354,12 @@ def test_virsh_start_runs_the_console_in_its_unit(booted, guest, paths, tmp_path
     box.run("virsh", "-q", "resume", NAME)
 
     # Every journal line of the unit that is not systemd's own names the
-    # domain (SyslogIdentifier), the launcher's console line among them.
-    entries = journal(box)
+    # domain's UUID (SyslogIdentifier), the launcher's console line among them.
+    entries = journal(box, unit)
     ours = [e for e in entries if e.get("_PID") != "1"]
     assert ours, entries
     idents = {e.get("SYSLOG_IDENTIFIER") for e in ours}
-    assert idents == {f"qemu-spice/{NAME}"}, idents
+    assert idents == {f"qemu-spice/{uuid}"}, idents
     consoles = [e for e in ours if "SPICE console on" in str(e.get("MESSAGE"))]
     assert len(consoles) == 1, consoles     # once, not on stdout and stderr
     # the helper's own lines are there too (its output is the unit's stream),
@@ -372,8 +380,8 @@ def test_virsh_start_runs_the_console_in_its_unit(booted, guest, paths, tmp_path
     assert f'port="{state["port"]}"' in live and f'pid="{state["helper_pid"]}"' in live, live
     # (the shell's kill: the tree has no procps)
     box.run("sh", "-c", f"kill -KILL {state['helper_pid']}")
-    wait_until(f"{UNIT} restarted", lambda: unit_prop(box, "NRestarts") == "1" and
-               unit_prop(box, "ActiveState") == "active", 60)
+    wait_until(f"{unit} restarted", lambda: unit_prop("NRestarts") == "1" and
+               unit_prop("ActiveState") == "active", 60)
     state = wait_until("the restarted console's state",
                        lambda: (s := read(box.path(f"/run/qemu-spice/{NAME}.json"))) and
                        (st := json.loads(s))["helper_pid"] != main_helper and st, ATTACH_WAIT_S)
@@ -382,17 +390,17 @@ def test_virsh_start_runs_the_console_in_its_unit(booted, guest, paths, tmp_path
                lambda: f'pid="{state["helper_pid"]}"' in
                box.run("virsh", "metadata", NAME, NS).stdout, 30)
     assert box.run("virsh", "dumpxml", "--inactive", NAME).stdout == inactive
-    cursor = journal(box)[-1]["__CURSOR"]
+    cursor = journal(box, unit)[-1]["__CURSOR"]
 
     # virsh destroy: the hook stops the unit, the console goes.
     box.run("virsh", "-q", "destroy", NAME, timeout=60)
-    wait_until(f"{UNIT} inactive", lambda: unit_prop(box, "ActiveState") == "inactive", 30)
+    wait_until(f"{unit} inactive", lambda: unit_prop("ActiveState") == "inactive", 30)
     wait_until("the state file to go",
                lambda: not box.path(f"/run/qemu-spice/{NAME}.json").exists(), 15)
     assert not box.path(f"/proc/{state['helper_pid']}").exists()
     assert not box.path(f"/proc/{state['monitor_pid']}").exists()
-    stops = [e for e in journal(box, cursor) if e.get("_PID") != "1"]
-    assert all(e.get("SYSLOG_IDENTIFIER") == f"qemu-spice/{NAME}" for e in stops), stops
+    stops = [e for e in journal(box, unit, cursor) if e.get("_PID") != "1"]
+    assert all(e.get("SYSLOG_IDENTIFIER") == f"qemu-spice/{uuid}" for e in stops), stops
 
 
 @pytest.mark.timeout(180)
@@ -419,8 +427,8 @@ def test_broken_config_is_visible_and_the_domain_still_starts(booted, guest, pat
         assert res.returncode == 1, (res.returncode, res.stdout, res.stderr)
         out = res.stdout + res.stderr
         assert f"{name}: not attached" in out and "no-such-key" in out, out
-        assert box.run("systemctl", "is-active", f"qemu-spice@{name.replace('-', chr(92) + 'x2d')}"
-                       ".service", check=False).stdout.strip() == "inactive"
+        assert box.run("systemctl", "is-active", unit_of(box, name)[0],
+                       check=False).stdout.strip() == "inactive"
     finally:
         box.write(conf, good_config(helper=paths.helper))
         box.run("virsh", "-q", "destroy", name, check=False, timeout=60)
@@ -453,8 +461,8 @@ def test_restarts_are_bounded(booted):
     restarted for ever; every try's failure is in the journal, naming the
     domain."""
     box = booted
-    name = "qs-sd-none"
-    unit = r"qemu-spice@qs\x2dsd\x2dnone.service"
+    name = "0b5e6d7c-1a2b-4c3d-8e9f-00000000dead"     # no such domain
+    unit = f"qemu-spice@{name}.service"
     burst = int(unit_prop_of(box, unit, "StartLimitBurst"))
     assert burst == 5, burst
     # 5 tries 2 s apart (RestartSec), each failing at once
@@ -474,3 +482,61 @@ def test_restarts_are_bounded(booted):
         assert any(name in str(e.get("MESSAGE")) for e in entries if e.get("_PID") != "1")
     finally:
         box.run("systemctl", "reset-failed", unit, check=False)
+
+
+def token_client(box, paths, port, token, tmp_path):
+    """qs-test-client in the container's network namespace with `token`;
+    its exit status (0 linked, 5 refused)."""
+    path = tmp_path / "token"
+    path.write_text(token + "\n")
+    path.chmod(0o600)
+    return subprocess.run(["nsenter", "-t", str(box.leader), "-n", "--",
+                           str(paths.require_test_client()), f"--port={port}",
+                           f"--ticket-file={path}", "--timeout=30", "info"],
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                          timeout=60)
+
+
+@pytest.mark.timeout(300)
+def test_reload_rotates_token_keys(booted, guest, paths, tmp_path):
+    """'systemctl reload' on a console's unit (its ExecReload: 'qemu-spice-
+    launcher reload', SIGHUP to the launcher) rotates the token keys: a token of a master key id added
+    after the attach is refused until the reload, and links after it,
+    while the old id's tokens keep linking (docs/operations.md, section 4)."""
+    box = booted
+    launcher = in_box(paths.build_dir / "launcher" / "qemu-spice-launcher")
+    conf = default_config_path(paths.build_dir / "launcher" / "qemu-spice-launcher")
+    master = "/etc/qemu-spice/token-master.keys"
+    name = "qs-sd-keys"
+    box.write(master, f"[master-keys]\n1={os.urandom(32).hex()}\n", 0o600)
+    box.write(conf, good_config(paths.helper) + f"[ticket]\ntoken-keys={master}\n")
+    box.write(f"{WORKDIR}/{name}.xml", domain_xml(name, guest, WORKDIR, metadata=OPT_IN))
+    try:
+        box.run("virsh", "-q", "create", f"{WORKDIR}/{name}.xml", timeout=120)
+        unit, _ = unit_of(box, name)
+        assert "qemu-spice-launcher reload" in unit_prop_of(box, unit, "ExecReload"), \
+            unit_prop_of(box, unit, "ExecReload")
+        state = wait_until("the console's state file",
+                           lambda: (s := read(box.path(f"/run/qemu-spice/{name}.json"))) and
+                           json.loads(s), ATTACH_WAIT_S)
+        old = box.run(launcher, "token", name, "--key-id", "1").stdout.strip()
+        box.write(master, box.path(master).read_text() + f"2={os.urandom(32).hex()}\n", 0o600)
+        new = box.run(launcher, "token", name, "--key-id", "2").stdout.strip()
+        assert new.startswith("qst.") and new != old
+        res = token_client(box, paths, state["port"], new, tmp_path)
+        assert res.returncode == 5, (res.returncode, res.stderr[-1000:])
+        box.run("systemctl", "reload", unit)
+        wait_until("the launcher's reload", lambda: any(
+            f"token keys reloaded from {master}" in str(e.get("MESSAGE"))
+            for e in journal(box, unit)), 30)
+        res = token_client(box, paths, state["port"], new, tmp_path)
+        assert res.returncode == 0, (res.returncode, res.stderr[-1000:])
+        res = token_client(box, paths, state["port"], old, tmp_path)
+        assert res.returncode == 0, (res.returncode, res.stderr[-1000:])
+        # the same launcher and helper: reloaded, not restarted
+        assert json.loads(read(box.path(f"/run/qemu-spice/{name}.json")))["helper_pid"] == \
+            state["helper_pid"]
+        assert unit_prop_of(box, unit, "NRestarts") == "0"
+    finally:
+        box.write(conf, good_config(helper=paths.helper))
+        box.run("virsh", "-q", "destroy", name, check=False, timeout=60)

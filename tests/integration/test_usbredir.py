@@ -36,6 +36,7 @@ import time
 
 import pytest
 
+from harness import exits
 from serve_support import serving
 from usbredir_support import DEVICE, PRODUCT, UsbClient, device_binary, usbredir_args
 
@@ -165,14 +166,12 @@ def test_usbredir_spice_gtk_opens_channel(qemu_factory, guest, helper_binary):
 def test_usbredir_connected_descriptor_refused(helper_binary):
     a, b = socket.socketpair()
     try:
-        proc = subprocess.run([str(helper_binary), "--qmp", "/nonexistent/qmp.sock",
-                               "--listen", "127.0.0.1:0", "--disable-ticketing",
-                               f"--usbredir-fd={a.fileno()}"],
-                              pass_fds=[a.fileno()], capture_output=True, text=True,
-                              timeout=30, stdin=subprocess.DEVNULL)
+        proc = exits.run([helper_binary, "--qmp", "/nonexistent/qmp.sock",
+                          "--listen", "127.0.0.1:0", "--disable-ticketing",
+                          f"--usbredir-fd={a.fileno()}"], "the helper", expect=2,
+                         pass_fds=[a.fileno()])
     finally:
         a.close()
         b.close()
-    assert proc.returncode == 2, proc.stderr
     assert "connected, not listening" in proc.stderr, proc.stderr
     assert "server=off" in proc.stderr, proc.stderr

@@ -28,6 +28,7 @@ OPTIONS = {
     "smartcard-fd": ["--smartcard-fd"],
     "agent-fd": ["--agent-fd"],
     "token-keys": ["--token-keys-file", "--token-keys-fd"],
+    "console-page": ["--no-console-page", "--spice-html5-dir"],
     "tls": ["--tls-listen-fd", "--tls-dir"],
     "dbus-chardev": [],
     "add-client": ["--control-fd"],

@@ -30,8 +30,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         }
         return 0;
     }
-    /* Every refusal names the file it is about (qemu-spice.conf(5)). */
-    if (!error || !g_str_has_prefix(error->message, NAME)) {
+    /* Every refusal names the file it is about (qemu-spice.conf(5)), or
+     * says it is about libvirt's qemu.conf that [launcher] qemu-conf names. */
+    if (!error || (!g_str_has_prefix(error->message, NAME) &&
+                   !g_str_has_prefix(error->message, "libvirt's qemu.conf, "))) {
         __builtin_trap();
     }
     g_error_free(error);

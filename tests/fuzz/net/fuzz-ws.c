@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* Fuzz target: the WebSocket upgrade request and client frames (net/qs-ws.c).
+/* Fuzz target: the WebSocket upgrade of a parsed request and client frames (net/qs-ws.c).
  * The first byte picks which, and the chunking and output size of frames. */
 
 #include <stdint.h>
@@ -18,11 +18,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
     }
     if (data[0] & 1) {
+        QsHttpRequest *req = NULL;
         char *response = NULL;
 
-        qs_ws_request((const char *)data + 1, MIN(size - 1, QS_WS_MAX_REQUEST + 16),
-                      &response, NULL);
-        g_free(response);
+        if (size > 1 && qs_http_parse((const char *)data + 1, size - 1, &req, NULL) == QS_HTTP_OK) {
+            if (qs_ws_upgrade(req, &response, NULL) == QS_WS_REQUEST_OK &&
+                !g_str_has_prefix(response, "HTTP/1.1 101 ")) {
+                __builtin_trap();
+            }
+            g_free(response);
+            qs_http_request_free(req);
+        }
         return 0;
     }
     chunk = ((data[0] >> 1) & 7) + 1;

@@ -8,6 +8,7 @@ from .qemu import Qemu, Guest, FLAVOURS
 from .services import DBusDaemon, Libvirtd, Xvfb
 from .procs import stray_processes, kill_strays
 from .skips import not_applicable
+from . import exits
 
 __all__ = [
     "HarnessError", "MissingComponent", "QemuError", "Paths", "Qmp",

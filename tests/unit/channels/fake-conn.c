@@ -25,8 +25,10 @@ struct QsConn {
     uint32_t link_rtt;
     int64_t link_last_us;
 #define FAKE_LINK_HIST 4096
-    int64_t link_hist_t[FAKE_LINK_HIST];
-    uint64_t link_hist_d[FAKE_LINK_HIST];
+    /* Allocated by fake_conn_set_link() only: 64 KiB a connection that
+     * most tests (and every fuzz input) would otherwise zero for nothing. */
+    int64_t *link_hist_t;
+    uint64_t *link_hist_d;
     guint link_hist_len;
 };
 
@@ -81,6 +83,8 @@ void qs_conn_unref(QsConn *conn)
         g_array_unref(conn->sent);
         g_array_unref(conn->delays);
         g_free(conn->close_reason);
+        g_free(conn->link_hist_t);
+        g_free(conn->link_hist_d);
         g_free(conn);
     }
 }
@@ -303,6 +307,10 @@ static void link_advance(QsConn *conn)
 
 void fake_conn_set_link(QsConn *conn, uint64_t bytes_per_s, uint32_t rtt_us)
 {
+    if (!conn->link_hist_t) {
+        conn->link_hist_t = g_new0(int64_t, FAKE_LINK_HIST);
+        conn->link_hist_d = g_new0(uint64_t, FAKE_LINK_HIST);
+    }
     conn->link_bw = bytes_per_s;
     conn->link_rtt = rtt_us;
     conn->link_last_us = g_get_monotonic_time();

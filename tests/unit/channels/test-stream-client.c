@@ -273,10 +273,18 @@ static void test_stream(void)
     g_test_message("client handled %u stream frames; streams created %u, destroyed %u",
                    margins, count(err, "display_handle_stream_create:"),
                    count(err, "display_handle_stream_destroy:"));
-    g_assert_cmpuint(margins, ==, frames + flushes);
+    /* Every frame sent is accounted for: handled (its margin logged), or
+     * dropped on arrival for being late, which spice-gtk reports back
+     * (client drops) and counts in its own statistics. Those drops come
+     * from load (0 on an idle host; 1 in two runs of the sanitizer build
+     * at load 9-13), so they are a figure; the accounting is not. */
+    g_assert_cmpuint(margins + drops, ==, frames + flushes);
     g_assert_cmpuint(count(err, "display_handle_stream_create:"), ==, created);
-    /* Every frame decoded and shown: spice-gtk's own stream statistics. */
-    g_assert_nonnull(strstr(err, "#drops-on-receive=0"));
+    {
+        g_autofree char *stat = g_strdup_printf("#drops-on-receive=%u", drops);
+
+        g_assert_nonnull(strstr(err, stat));
+    }
     /* A decoded frame is dropped at playback only when it is late and a
      * newer one is already decoded: under CPU contention spice-gtk's
      * decoder start-up (hundreds of ms) can do that to the first frame. */

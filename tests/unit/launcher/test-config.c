@@ -1,24 +1,33 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* Tests of qemu-spice.conf parsing: defaults, every key, every bad value. */
+/* Tests of qemu-spice.conf parsing: defaults, every key, every bad value;
+ * what libvirt's qemu.conf gives when it does not say. */
 
 #include <pwd.h>
 #include <glib.h>
 #include <glib/gstdio.h>
 #include "qs-launch-config.h"
+#include "qs-launch-qemu-conf.h"
+
+/* No qemu.conf: the defaults are libvirt's own. */
+#define NO_QEMU_CONF "[launcher]\nqemu-conf=/nonexistent/qemu.conf\n"
 
 static void test_defaults(void)
 {
     g_autoptr(GError) err = NULL;
-    g_autoptr(QsLaunchConfig) c = qs_launch_config_load_data("", "t.conf", &err);
+    g_autoptr(QsLaunchConfig) c = qs_launch_config_load_data(NO_QEMU_CONF, "t.conf", &err);
 
     g_assert_no_error(err);
     g_assert_cmpstr(c->uri, ==, "qemu:///system");
+    g_assert_cmpstr(c->qemu_conf, ==, "/nonexistent/qemu.conf");
     g_assert_cmpstr(c->run_dir, ==, "/run/qemu-spice");
     g_assert_cmpstr(c->log_dir, ==, "/var/log/qemu-spice");
     g_assert_cmpuint(c->max_sessions, ==, 4);
     g_assert_cmpstr(c->when_full, ==, "refuse");
     g_assert_cmpuint(c->max_fps, ==, 30);
-    g_assert_cmpstr(c->listen_address, ==, "0.0.0.0");
+    g_assert_true(c->console_page);
+    /* libvirt's SPICE default (qemu.conf spice_listen unset) */
+    g_assert_cmpstr(c->listen_address, ==, "127.0.0.1");
+    g_assert_null(c->public_address);
     /* clear of libvirt's default autoport (5900-65535) and websocket
      * (5700-65535) ranges */
     g_assert_cmpuint(c->port_min, ==, 5500);
@@ -94,7 +103,7 @@ static void test_all_keys(void)
         "[listen]\naddress=::1\nports=6000-6010\nplain=no\ntls=yes\n"
         "tls-dir=/etc/x\nsecure-channels=main,display\nhost=hv.example\n"
         "[ticket]\nlifetime=300\n"
-        "[helper]\npath=/opt/qs\nuser=root\nlog-dir=/tmp/l\nmax-fps=12\n"
+        "[helper]\npath=/opt/qs\nuser=root\nlog-dir=/tmp/l\nmax-fps=12\nconsole-page=false\n"
         "[sessions]\nmax=2\nwhen-full=replace\n";
     g_autoptr(GError) err = NULL;
     g_autoptr(QsLaunchConfig) c = qs_launch_config_load_data(data, "t.conf", &err);
@@ -121,6 +130,7 @@ static void test_all_keys(void)
     g_assert_cmpuint(c->helper_uid, ==, 0);
     g_assert_cmpstr(c->log_dir, ==, "/tmp/l");
     g_assert_cmpuint(c->max_fps, ==, 12);
+    g_assert_false(c->console_page);
     g_assert_cmpuint(c->max_sessions, ==, 2);
     g_assert_cmpstr(c->when_full, ==, "replace");
     g_assert_true(qs_launch_config_wants_autostart(c, "a", FALSE));
@@ -155,8 +165,10 @@ static const struct {
     { "[listen]\nplain=maybe\n", "[listen] plain: 'maybe' is not a boolean" },
     { "[listen]\ntls=1\n", "[listen] tls:" },
     { "[listen]\ntls-dir=relative/dir\n", "[listen] tls-dir: 'relative/dir' is not an absolute" },
-    { "[listen]\nplain=false\n", "[listen] plain: both" },
-    { "[listen]\nsecure-channels=all\n", "[listen] secure-channels: needs tls" },
+    { "[listen]\nplain=false\ntls=false\n", "[listen] plain: both" },
+    { "[listen]\ntls=false\nsecure-channels=all\n", "[listen] secure-channels: needs tls" },
+    { "[listen]\npublic-address=hv1.example\n", "[listen] public-address: 'hv1.example'" },
+    { "[launcher]\nqemu-conf=qemu.conf\n", "[launcher] qemu-conf:" },
     { "[listen]\ntls=true\nsecure-channels=Main;x\n", "[listen] secure-channels:" },
     { "[listen]\nhost=a b\n", "[listen] host:" },
     { "[listen]\nfoo=1\n", "bad.conf: [listen] foo: unknown key" },
@@ -176,11 +188,141 @@ static const struct {
     { "[launcher]\nuri=\n", "[launcher] uri: empty" },
     { "[helper]\nmax-fps=0\n", "[helper] max-fps:" },
     { "[helper]\nmax-fps=31\n", "[helper] max-fps:" },
+    { "[helper]\nconsole-page=maybe\n", "[helper] console-page:" },
     { "[sessions]\nmax=0\n", "[sessions] max:" },
     { "[sessions]\nmax=17\n", "[sessions] max:" },
     { "[sessions]\nwhen-full=kick\n", "[sessions] when-full: 'kick' is not 'refuse' or 'replace'" },
     { "not a key file\n", "bad.conf:" },
 };
+
+static QsLaunchConfig *with_qemu_conf(const char *qemu_conf, const char *conf, GError **err)
+{
+    g_autofree char *dir = g_dir_make_tmp("qs-qemu-conf-XXXXXX", NULL);
+    g_autofree char *path = g_build_filename(dir, "qemu.conf", NULL);
+    g_autofree char *data = g_strdup_printf("[launcher]\nqemu-conf=%s\n%s", path, conf);
+    QsLaunchConfig *c;
+
+    g_assert_true(g_file_set_contents(path, qemu_conf, -1, NULL));
+    c = qs_launch_config_load_data(data, "t.conf", err);
+    g_unlink(path);
+    g_rmdir(dir);
+    return c;
+}
+
+/* What [listen] does not say, libvirt's qemu.conf says for its own SPICE
+ * servers; what it says wins. */
+static void test_libvirt_defaults(void)
+{
+    const char *qc = "# libvirt's file, shortened\n"
+                     "spice_listen = \"192.0.2.9\"   # a comment\n"
+                     "spice_tls = 1\n"
+                     "spice_tls_x509_cert_dir = \"/srv/pki/spice\"\n"
+                     "spice_listen = \"198.51.100.1\"\n";   /* the first counts */
+    g_autoptr(GError) err = NULL;
+    g_autoptr(QsLaunchConfig) c = with_qemu_conf(qc, "", &err);
+    g_autoptr(QsLaunchConfig) d = NULL;
+    g_autoptr(QsLaunchConfig) e = NULL;
+
+    g_assert_no_error(err);
+    g_assert_cmpstr(c->listen_address, ==, "192.0.2.9");
+    g_assert_cmpstr(c->listen_from, ==, "qemu.conf spice_listen");
+    g_assert_true(c->tls);
+    g_assert_true(c->plain);
+    g_assert_cmpstr(c->tls_dir, ==, "/srv/pki/spice");
+    g_assert_false(c->tls_dir_set);
+    d = with_qemu_conf(qc, "[listen]\naddress=0.0.0.0\ntls=false\ntls-dir=/etc/x\n"
+                           "public-address=203.0.113.5\n", &err);
+    g_assert_no_error(err);
+    g_assert_cmpstr(d->listen_address, ==, "0.0.0.0");
+    g_assert_cmpstr(d->listen_from, ==, "[listen] address");
+    g_assert_false(d->tls);
+    g_assert_cmpstr(d->tls_dir, ==, "/etc/x");
+    g_assert_cmpstr(d->public_address, ==, "203.0.113.5");
+    /* Without spice_tls_x509_cert_dir: libvirt-spice if it exists, else
+     * default_tls_x509_cert_dir. */
+    e = with_qemu_conf("default_tls_x509_cert_dir = '/srv/pki/all'\n", "", &err);
+    g_assert_no_error(err);
+    g_assert_false(e->tls);
+    g_assert_cmpstr(e->tls_dir, ==, g_file_test("/etc/pki/libvirt-spice", G_FILE_TEST_IS_DIR)
+                                    ? "/etc/pki/libvirt-spice" : "/srv/pki/all");
+    {
+        g_autoptr(QsLaunchConfig) f = with_qemu_conf("spice_listen = \"hv1\"\n", "", &err);
+
+        g_assert_null(f);
+        g_assert_nonnull(strstr(err->message, "qemu.conf: spice_listen 'hv1' is not a numeric "
+                                              "address: set [listen] address"));
+        g_clear_error(&err);
+    }
+    {
+        g_autoptr(QsLaunchConfig) f =
+            with_qemu_conf("spice_listen = \"hv1\"\n", "[listen]\naddress=::\n", &err);
+
+        g_assert_no_error(err);
+        g_assert_cmpstr(f->listen_address, ==, "::");
+    }
+    {
+        g_autoptr(QsLaunchConfig) f = with_qemu_conf("spice_tls = 2\n", "", &err);
+
+        g_assert_null(f);
+        g_assert_nonnull(strstr(err->message, "libvirt's qemu.conf, read for what [listen] "
+                                              "does not say ([launcher] qemu-conf): "));
+        g_assert_nonnull(strstr(err->message, "qemu.conf:1: spice_tls must be 0 or 1"));
+    }
+}
+
+/* libvirt's syntax: what it accepts reads, each refusal names its line. */
+static void test_qemu_conf_syntax(void)
+{
+    const char *good =
+        "\n# comment\n  # indented comment\n"
+        "cgroup_device_acl = [\n    \"/dev/null\", \"/dev/full\",\n    'x', [ 1, -2 ],\n]\n"
+        "nvram = [ ]; user = \"root\"\n"
+        "security_driver = \"\"\"two\nlines\"\"\"\n"
+        "max_files = +32768\n"
+        "spice_listen = \"::1\"\n"
+        "spice_tls_x509_cert_dir = \"/a # not a comment\"\n";
+    const struct {
+        const char *text, *why;
+    } bad[] = {
+        { "spice_listen = \"x\n", "t:1: a string not closed" },
+        { "a = 1\nb = 'y\n'\n", "t:2: a string not closed" },
+        { "a = \"\"\"open\n", "a string opened with \"\"\" is not closed" },
+        { "a 1\n", "t:1: '=' must follow the name a" },
+        { "1a = 1\n", "a line must start with a name" },
+        { "a = [ 1 2 ]\n", "a list needs ','" },
+        { "a = [ 1, \n", "a value is missing" },
+        { "a = yes\n", "a value must be a number, a string or a list" },
+        { "a = -\n", "a number without digits" },
+        { "a = 99999999999999999999\n", "a number out of range" },
+        { "a = 1 b = 2\n", "a line end or ';' must follow the value of a" },
+        { "spice_listen = 1\n", "spice_listen must be a string" },
+        { "spice_tls = \"1\"\n", "spice_tls must be 0 or 1" },
+        { "a = [[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]\n", "lists nested over 16 deep" },
+    };
+    QsQemuConf q;
+    g_autoptr(GError) err = NULL;
+
+    g_assert_true(qs_qemu_conf_parse(good, strlen(good), "t", &q, &err));
+    g_assert_no_error(err);
+    g_assert_cmpstr(q.spice_listen, ==, "::1");
+    g_assert_cmpstr(q.spice_tls_dir, ==, "/a # not a comment");
+    g_assert_null(q.default_tls_dir);
+    g_assert_cmpint(q.spice_tls, ==, -1);
+    qs_qemu_conf_clear(&q);
+    for (guint i = 0; i < G_N_ELEMENTS(bad); i++) {
+        g_clear_error(&err);
+        if (qs_qemu_conf_parse(bad[i].text, strlen(bad[i].text), "t", &q, &err) ||
+            !strstr(err->message, bad[i].why)) {
+            g_error("case %u: '%s', expected '%s'", i, err ? err->message : "accepted",
+                    bad[i].why);
+        }
+    }
+    /* An absent file is libvirt's defaults; an unreadable one an error. */
+    g_clear_error(&err);
+    g_assert_true(qs_qemu_conf_load("/nonexistent/qemu.conf", &q, &err));
+    g_assert_null(q.spice_listen);
+    g_assert_false(qs_qemu_conf_load("/", &q, &err));
+}
 
 static void test_bad_values(void)
 {
@@ -235,6 +377,8 @@ int main(int argc, char **argv)
     g_test_add_func("/launcher/config/all-keys", test_all_keys);
     g_test_add_func("/launcher/config/single-port", test_single_port);
     g_test_add_func("/launcher/config/bad-values", test_bad_values);
+    g_test_add_func("/launcher/config/libvirt-defaults", test_libvirt_defaults);
+    g_test_add_func("/launcher/config/qemu-conf-syntax", test_qemu_conf_syntax);
     g_test_add_func("/launcher/config/files", test_files);
     return g_test_run();
 }

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Blocking SPICE link client used by the net socket tests. */
 
+#include <glib/gstdio.h>
 #include <errno.h>
 #include <poll.h>
 #include <string.h>
@@ -333,4 +334,38 @@ guint8 *net_test_client_recv_msg(NetTestClient *c, guint16 *type,
         return NULL;
     }
     return body;
+}
+
+char *net_test_make_tls_dir(void)
+{
+    g_autofree char *dir = g_dir_make_tmp("qs-net-tls-XXXXXX", NULL);
+    g_autofree char *key = g_build_filename(dir, "server-key.pem", NULL);
+    g_autofree char *cert = g_build_filename(dir, "server-cert.pem", NULL);
+    const char *argv[] = {
+        "openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt",
+        "ec_paramgen_curve:prime256v1", "-nodes", "-subj", "/CN=localhost",
+        "-days", "1", "-keyout", key, "-out", cert, NULL,
+    };
+    gint status;
+
+    if (!g_spawn_sync(NULL, (char **)argv, NULL,
+                      G_SPAWN_SEARCH_PATH | G_SPAWN_STDOUT_TO_DEV_NULL |
+                      G_SPAWN_STDERR_TO_DEV_NULL, NULL, NULL, NULL, NULL,
+                      &status, NULL) ||
+        !g_spawn_check_wait_status(status, NULL)) {
+        return NULL;
+    }
+    return g_steal_pointer(&dir);
+}
+
+void net_test_remove_tls_dir(const char *dir)
+{
+    static const char *const files[] = { "server-key.pem", "server-cert.pem" };
+
+    for (guint i = 0; i < G_N_ELEMENTS(files); i++) {
+        g_autofree char *p = g_build_filename(dir, files[i], NULL);
+
+        g_unlink(p);
+    }
+    g_rmdir(dir);
 }

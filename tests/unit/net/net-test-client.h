@@ -52,6 +52,12 @@ int net_test_client_auth(NetTestClient *c, gboolean selection,
 int net_test_client_link(NetTestClient *c, guint32 conn_id, guint8 type,
                          const char *password);
 
+/* A throw-away TLS directory (server-key.pem, server-cert.pem: a P-256 key
+ * and a self-signed certificate for localhost, made by openssl), or NULL if
+ * openssl could not make one; net_test_remove_tls_dir() removes it. */
+char *net_test_make_tls_dir(void);
+void net_test_remove_tls_dir(const char *dir);
+
 /* Messages after the link (mini or full header as negotiated). */
 gboolean net_test_client_send_msg(NetTestClient *c, guint16 type,
                                   const void *data, guint32 size);

@@ -121,25 +121,6 @@ static gpointer server_thread(gpointer data)
     return NULL;
 }
 
-static char *make_tls_dir(void)
-{
-    g_autofree char *dir = g_dir_make_tmp("qs-add-client-XXXXXX", NULL);
-    g_autofree char *key = g_build_filename(dir, "server-key.pem", NULL);
-    g_autofree char *cert = g_build_filename(dir, "server-cert.pem", NULL);
-    const char *argv[] = {
-        "openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt",
-        "ec_paramgen_curve:prime256v1", "-nodes", "-subj", "/CN=localhost",
-        "-days", "1", "-keyout", key, "-out", cert, NULL,
-    };
-    gint status;
-
-    g_assert_true(g_spawn_sync(NULL, (char **)argv, NULL,
-                               G_SPAWN_SEARCH_PATH | G_SPAWN_STDOUT_TO_DEV_NULL |
-                               G_SPAWN_STDERR_TO_DEV_NULL, NULL, NULL, NULL, NULL,
-                               &status, NULL));
-    g_assert_true(g_spawn_check_wait_status(status, NULL));
-    return g_steal_pointer(&dir);
-}
 
 static Fixture *fixture_start(gboolean tls, int max_per_source)
 {
@@ -153,7 +134,8 @@ static Fixture *fixture_start(gboolean tls, int max_per_source)
         f->cfg.max_pending_per_source = max_per_source;
     }
     if (tls) {
-        f->tls_dir = make_tls_dir();
+        f->tls_dir = net_test_make_tls_dir();
+        g_assert_nonnull(f->tls_dir);
         f->cfg.tls_listen = g_strdup("127.0.0.1:0");
         f->cfg.tls_dir = g_strdup(f->tls_dir);
     }
@@ -184,12 +166,7 @@ static void fixture_stop(Fixture *f)
     g_main_context_unref(f->ctx);
     qs_net_config_clear(&f->cfg);
     if (f->tls_dir) {
-        g_autofree char *key = g_build_filename(f->tls_dir, "server-key.pem", NULL);
-        g_autofree char *cert = g_build_filename(f->tls_dir, "server-cert.pem", NULL);
-
-        g_unlink(key);
-        g_unlink(cert);
-        g_rmdir(f->tls_dir);
+        net_test_remove_tls_dir(f->tls_dir);
         g_free(f->tls_dir);
     }
     g_mutex_clear(&f->lock);

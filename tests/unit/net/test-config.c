@@ -7,6 +7,7 @@
 #include <glib/gstdio.h>
 #include "net/qs-net-config.h"
 #include "net/qs-ticket.h"
+#include "net/qs-web.h"
 
 static char *ticket_path;
 static char *view_path;         /* another password */
@@ -252,6 +253,37 @@ static void test_token_options(void)
                                    "--disable-ticketing", "--insecure", NULL });
 }
 
+/* The console page: on by default (from Debian's spice-html5, which
+ * tools/install-deps installs), off by a switch; a directory given that
+ * holds no spice-html5 is a usage error naming it. */
+static void test_console_page_options(void)
+{
+    const char *tf = ticket_path;
+    QsNetConfig cfg;
+    g_autoptr(GError) error = NULL;
+
+    g_assert_true(parse(&cfg, (const char *[]){ "--listen", "127.0.0.1:5930",
+                                                "--ticket-file", tf, NULL }, NULL));
+    g_assert_nonnull(cfg.web);
+    g_assert_null(qs_web_missing(cfg.web));
+    g_assert_cmpuint(qs_web_n_files(cfg.web), >=, 20);
+    qs_net_config_clear(&cfg);
+    g_assert_true(parse(&cfg, (const char *[]){ "--listen", "127.0.0.1:5930",
+                                                "--ticket-file", tf, "--no-console-page",
+                                                NULL }, NULL));
+    g_assert_null(cfg.web);
+    qs_net_config_clear(&cfg);
+    g_assert_false(parse(&cfg, (const char *[]){ "--listen", "127.0.0.1:5930",
+                                                 "--ticket-file", tf, "--spice-html5-dir",
+                                                 "/nonexistent", NULL }, &error));
+    g_assert_nonnull(strstr(error->message, "--spice-html5-dir: spice-html5 is not installed"
+                                            " on this host: no /nonexistent/main.js"));
+    qs_net_config_clear(&cfg);
+    expect(FALSE, (const char *[]){ "--listen", "127.0.0.1:5930", "--ticket-file", tf,
+                                    "--no-console-page", "--spice-html5-dir",
+                                    QS_WEB_HTML5_DIR, NULL });
+}
+
 int main(int argc, char **argv)
 {
     g_autofree char *dir = NULL;
@@ -269,6 +301,7 @@ int main(int argc, char **argv)
     g_test_add_func("/net/config/expiry-option", test_expiry_option);
     g_test_add_func("/net/config/ticket-fd", test_ticket_fd);
     g_test_add_func("/net/config/view-ticket", test_view_ticket);
+    g_test_add_func("/net/config/console-page-options", test_console_page_options);
     keys_path = g_build_filename(dir, "keys", NULL);
     g_assert_true(g_file_set_contents(keys_path, "[tokens]\n"
         "vm=6f8e1ad4-2b1c-4f3e-9a7d-0c5b1e2f3a4b\nkey-1="

@@ -11,6 +11,7 @@
 #include "net/qs-link.h"
 #include "net/qs-server.h"
 #include "net/qs-ticket.h"
+#include "net/qs-web.h"
 #include "net-test-client.h"
 
 #define PASSWORD "s3cret-pw"
@@ -243,39 +244,7 @@ static gpointer server_thread(gpointer data)
     return NULL;
 }
 
-static char *make_tls_dir(void)
-{
-    g_autofree char *dir = g_dir_make_tmp("qs-net-tls-XXXXXX", NULL);
-    g_autofree char *key = g_build_filename(dir, "server-key.pem", NULL);
-    g_autofree char *cert = g_build_filename(dir, "server-cert.pem", NULL);
-    const char *argv[] = {
-        "openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt",
-        "ec_paramgen_curve:prime256v1", "-nodes", "-subj", "/CN=localhost",
-        "-days", "1", "-keyout", key, "-out", cert, NULL,
-    };
-    gint status;
 
-    if (!g_spawn_sync(NULL, (char **)argv, NULL,
-                      G_SPAWN_SEARCH_PATH | G_SPAWN_STDOUT_TO_DEV_NULL |
-                      G_SPAWN_STDERR_TO_DEV_NULL, NULL, NULL, NULL, NULL,
-                      &status, NULL) ||
-        !g_spawn_check_wait_status(status, NULL)) {
-        return NULL;
-    }
-    return g_steal_pointer(&dir);
-}
-
-static void remove_tls_dir(const char *dir)
-{
-    static const char *const files[] = { "server-key.pem", "server-cert.pem" };
-
-    for (guint i = 0; i < G_N_ELEMENTS(files); i++) {
-        g_autofree char *p = g_build_filename(dir, files[i], NULL);
-
-        g_unlink(p);
-    }
-    g_rmdir(dir);
-}
 
 typedef struct {
     gboolean tls;
@@ -288,8 +257,25 @@ typedef struct {
     gint max_pending_per_source;
     gint max_link_rate;     /* 0: the default; -1: no rate limit */
     gint max_link_burst;
+    gboolean fake_rate_clock;   /* the link rate on fake_now_us, not the machine's */
     gboolean tokens_only;   /* token keys (test-token.c's) and no ticket */
+    gboolean page;          /* the console page, with one spice-html5 file */
 } Setup;
+
+/* The link rate's clock in the tests that ask for it: it stands still
+ * unless the test moves it, so how fast a loaded machine runs the test
+ * cannot refill a bucket. Read on the server's thread. */
+static gint64 fake_now_us = G_USEC_PER_SEC;
+
+static gint64 fake_rate_clock(void)
+{
+    return __atomic_load_n(&fake_now_us, __ATOMIC_SEQ_CST);
+}
+
+static void fake_rate_clock_advance(gint64 us)
+{
+    __atomic_add_fetch(&fake_now_us, us, __ATOMIC_SEQ_CST);
+}
 
 /* test-token.c's key, VM and single-use vector (docs/examples/mint_token.py). */
 #define TOKEN_KEYS "[tokens]\nvm=6f8e1ad4-2b1c-4f3e-9a7d-0c5b1e2f3a4b\nkey-2=" \
@@ -320,6 +306,12 @@ static Fixture *fixture_start(const Setup *s)
         f->cfg.view_ticket = qs_ticket_new(s->view_password, strlen(s->view_password),
                                            view_expiry, NULL);
     }
+    if (s->page) {
+        g_autoptr(GBytes) js = g_bytes_new_static("export {};\n", 11);
+
+        f->cfg.web = qs_web_new_empty();
+        qs_web_add_file(f->cfg.web, "main.js", js);
+    }
     f->cfg.secure_mask = s->secure_mask;
     f->cfg.auth_fail_delay_ms = 50;
     if (s->link_timeout_ms) {
@@ -334,11 +326,14 @@ static Fixture *fixture_start(const Setup *s)
     if (s->max_link_rate) {
         f->cfg.max_link_rate = MAX(s->max_link_rate, 0);
     }
+    if (s->fake_rate_clock) {
+        f->cfg.link_rate_clock = fake_rate_clock;
+    }
     if (s->max_link_burst) {
         f->cfg.max_link_burst = s->max_link_burst;
     }
     if (s->tls) {
-        f->tls_dir = make_tls_dir();
+        f->tls_dir = net_test_make_tls_dir();
         if (!f->tls_dir) {
             qs_net_config_clear(&f->cfg);
             g_free(f);
@@ -376,7 +371,7 @@ static void fixture_stop(Fixture *f)
     g_main_context_unref(f->ctx);
     qs_net_config_clear(&f->cfg);
     if (f->tls_dir) {
-        remove_tls_dir(f->tls_dir);
+        net_test_remove_tls_dir(f->tls_dir);
         g_free(f->tls_dir);
     }
     g_free(f->last_close_reason);
@@ -732,7 +727,11 @@ static void test_tls_wrong_ticket(void)
 
 static void test_tls_version_and_deadline(void)
 {
-    Setup s = { .tls = TRUE, .link_timeout_ms = 300 };
+    /* 2 s: a sanitized TLS 1.2 handshake on a loaded machine once took
+     * longer than the 300 ms this test used, and was dropped at the
+     * deadline it had not reached yet. The bound below is a lower one,
+     * which load cannot break. */
+    Setup s = { .tls = TRUE, .link_timeout_ms = 2000 };
     Fixture *f = fixture_start(&s);
     NetTestClient *c;
     gint64 t0;
@@ -752,8 +751,9 @@ static void test_tls_version_and_deadline(void)
      * link deadline. */
     c = net_test_client_connect(f->tls_port, FALSE);
     t0 = g_get_monotonic_time();
-    g_assert_true(net_test_client_wait_eof(c, 3000));
-    g_assert_cmpint(g_get_monotonic_time() - t0, >=, 250 * 1000);
+    g_assert_true(net_test_client_wait_eof(c, 20000));
+    /* The deadline counts from the accept, just before t0. */
+    g_assert_cmpint(g_get_monotonic_time() - t0, >=, 1900 * 1000);
     net_test_client_free(c);
     fixture_stop(f);
 }
@@ -833,6 +833,99 @@ static void test_bad_links(void)
     fixture_stop(f);
 }
 
+/* One GET on a fresh connection: the whole answer, up to the server's
+ * close (NULL if the connection was refused before it). */
+static char *http_get(guint16 port, gboolean tls, const char *target, const char *extra)
+{
+    NetTestClient *c = net_test_client_connect(port, tls);
+    g_autofree char *req = NULL;
+    GString *got;
+    char ch;
+
+    if (!c) {
+        return NULL;
+    }
+    req = g_strdup_printf("GET %s HTTP/1.1\r\nHost: 127.0.0.1\r\n%s\r\n", target,
+                          extra ? extra : "");
+    g_assert_true(net_test_client_send(c, req, strlen(req)));
+    got = g_string_new(NULL);
+    while (got->len < 64 * 1024 && net_test_client_recv(c, &ch, 1)) {
+        g_string_append_c(got, ch);
+    }
+    net_test_client_free(c);
+    return g_string_free(got, FALSE);
+}
+
+static void assert_state(Fixture *f, const char *token, const char *state)
+{
+    g_autofree char *auth = g_strdup_printf("Authorization: Bearer %s\r\n", token);
+    g_autofree char *r = http_get(f->port, FALSE, "/qs/token-state", auth);
+    g_autofree char *want = g_strdup_printf("\r\n\r\n{\"state\":\"%s\"}\n", state);
+
+    g_assert_true(g_str_has_prefix(r, "HTTP/1.1 200 OK\r\n"));
+    g_assert_true(g_str_has_suffix(r, want));
+}
+
+/* The console page on a console port: the page, a file, a 404, a token's
+ * state before and after its single use, and SPICE on the same port. */
+static void test_console_page(void)
+{
+    Setup s = { .tokens_only = TRUE, .page = TRUE };
+    Fixture *f = fixture_start(&s);
+    g_autofree char *page = http_get(f->port, FALSE, "/", NULL);
+    g_autofree char *js = http_get(f->port, FALSE, "/spice-html5/main.js", NULL);
+    g_autofree char *none = http_get(f->port, FALSE, "/spice-html5/../../etc/passwd", NULL);
+    NetTestClient *c;
+
+    g_assert_true(g_str_has_prefix(page, "HTTP/1.1 200 OK\r\n"));
+    g_assert_nonnull(strstr(page, "<script type=\"module\" src=\"/qs/console.js\">"));
+    g_assert_true(g_str_has_suffix(js, "\r\n\r\nexport {};\n"));
+    g_assert_true(g_str_has_prefix(none, "HTTP/1.1 404 Not Found\r\n"));
+    assert_state(f, TOKEN_ONCE, "valid");
+    assert_state(f, "qst.AQICdzWUAAECAwQFBgcIb44a1Dj-ngIc2aEAh24WvlUZkDX", "wrong");
+    assert_state(f, "a-password", "ticket");
+    c = net_test_client_connect(f->port, FALSE);
+    g_assert_cmpint(net_test_client_link(c, 0, SPICE_CHANNEL_MAIN, TOKEN_ONCE), ==, 0);
+    assert_echo(c, "linked");
+    assert_state(f, TOKEN_ONCE, "used");
+    net_test_client_free(c);
+    fixture_stop(f);
+}
+
+/* On the TLS port every connection costs a link-rate token before its
+ * handshake; a served file gives it back (a page is a dozen files), a
+ * refusal does not. */
+static void test_console_page_tls_rate(void)
+{
+    Setup s = { .tls = TRUE, .page = TRUE, .max_link_rate = 1, .max_link_burst = 3 };
+    Fixture *f = fixture_start(&s);
+    guint refused = 0;
+    gint64 start;
+    guint refills;
+
+    if (!f) {
+        g_test_skip("cannot make a certificate with openssl");
+        return;
+    }
+    for (guint i = 0; i < 12; i++) {
+        g_autofree char *r = http_get(f->tls_port, TRUE, "/spice-html5/main.js", NULL);
+
+        g_assert_nonnull(r);
+        g_assert_true(g_str_has_prefix(r, "HTTP/1.1 200 OK\r\n"));
+    }
+    start = g_get_monotonic_time();
+    for (guint i = 0; i < 8; i++) {
+        g_autofree char *r = http_get(f->tls_port, TRUE, "/nothing-here", NULL);
+
+        refused += r == NULL;
+    }
+    /* Three from the burst, one more for each second the loop took. */
+    refills = (guint)((g_get_monotonic_time() - start) / G_USEC_PER_SEC) + 1;
+    g_assert_cmpuint(refused, >=, 8 - 3 - MIN(refills, 5u));
+    g_assert_cmpuint(qs_server_get_rate_limited_count(f->server), ==, refused);
+    fixture_stop(f);
+}
+
 static void test_oversize_message(void)
 {
     Setup s = { 0 };
@@ -909,12 +1002,13 @@ static void test_half_open_flood(void)
     for (int i = 0; i < 20; i++) {
         gint64 e0 = g_get_monotonic_time();
 
+        /* The active session stays served (assert_echo's own deadline
+         * is a hang bound). How fast is a figure, not asserted in a test
+         * that also runs under the sanitizers: an unloaded plain run
+         * takes ~0.1 ms. */
         assert_echo(m, "during the flood");
-        /* The active session stays responsive (the bound is loose: the
-         * test machine may be loaded; an unloaded run takes ~0.1 ms). */
         g_test_message("echo %" G_GINT64_FORMAT " us",
                        g_get_monotonic_time() - e0);
-        g_assert_cmpint(g_get_monotonic_time() - e0, <, 500 * 1000);
     }
     t0 = g_get_monotonic_time();
     c = net_test_client_connect(f->port, FALSE);
@@ -923,7 +1017,6 @@ static void test_half_open_flood(void)
                                          PASSWORD), ==, 0);
     g_test_message("linked during the flood in %" G_GINT64_FORMAT " us",
                    g_get_monotonic_time() - t0);
-    g_assert_cmpint(g_get_monotonic_time() - t0, <, 2 * G_USEC_PER_SEC);
     assert_echo(c, "new");
     assert_echo(m, "old");
     /* Never more pending than the limit; the oldest idle ones are gone. */
@@ -939,9 +1032,14 @@ static void test_half_open_flood(void)
 
 static void test_link_rate_limit(void)
 {
-    /* Pending limits above the flood, so every link message is read. */
+    /* Pending limits above the flood, so every link message is read. The
+     * rate's clock stands still but where the test moves it. */
     Setup s = { .max_link_rate = 5, .max_link_burst = 10,
-                .max_pending = 128, .max_pending_per_source = 128 };
+                .max_pending = 128, .max_pending_per_source = 128,
+                .fake_rate_clock = TRUE,
+                /* the burst's ten wait unlinked while the others are
+                 * counted: they must not time out meanwhile */
+                .link_timeout_ms = 120 * 1000 };
     Fixture *f = fixture_start(&s);
     NetTestClient *m = linked_main(f);
     NetTestClient *flood[100];
@@ -956,17 +1054,21 @@ static void test_link_rate_limit(void)
         g_assert_nonnull(flood[i]);
         net_test_client_send_link(flood[i], 0, SPICE_CHANNEL_MAIN, 0, 0xb, 0);
     }
+    /* Exactly the burst gets through: the clock does not move. (A hang
+     * bound only: every message is read within it.) */
+    for (gint64 end = g_get_monotonic_time() + 30 * G_USEC_PER_SEC;
+         qs_server_get_rate_limited_count(f->server) < 90 &&
+         g_get_monotonic_time() < end;) {
+        g_usleep(10 * 1000);
+    }
+    g_assert_cmpuint(qs_server_get_rate_limited_count(f->server), ==, 90);
     for (guint i = 0; i < G_N_ELEMENTS(flood); i++) {
-        if (net_test_client_wait_eof(flood[i], 100)) {
+        if (net_test_client_wait_eof(flood[i], 500)) {
             closed++;
         }
     }
-    g_test_message("%u of 100 closed, %" G_GUINT64_FORMAT " rate-limited",
-                   closed, qs_server_get_rate_limited_count(f->server));
-    /* 10 at once plus 5/s over the time the loop took (under a second
-     * unless the machine is very loaded). */
-    g_assert_cmpuint(qs_server_get_rate_limited_count(f->server), >=, 80);
-    g_assert_cmpuint(closed, >=, 80);
+    g_test_message("%u of 100 closed", closed);
+    g_assert_cmpuint(closed, ==, 90);
     for (guint i = 0; i < G_N_ELEMENTS(flood); i++) {
         net_test_client_free(flood[i]);
     }
@@ -1006,7 +1108,7 @@ static void test_link_rate_limit(void)
     }
     /* ... until the rate refills (one per 200 ms here); the linked
      * session itself is never affected. */
-    g_usleep(250 * 1000);
+    fake_rate_clock_advance(250 * 1000);
     c = net_test_client_connect(f->port, FALSE);
     g_assert_nonnull(c);
     g_assert_cmpint(net_test_client_link(c, SESSION_ID, SPICE_CHANNEL_DISPLAY,
@@ -1019,7 +1121,10 @@ static void test_link_rate_limit(void)
 
 static void test_link_rate_limit_tls(void)
 {
-    Setup s = { .tls = TRUE, .max_link_rate = 1, .max_link_burst = 3 };
+    /* The rate's clock stands still: three sanitized TLS handshakes on a
+     * loaded machine may take longer than the second a token refills in. */
+    Setup s = { .tls = TRUE, .max_link_rate = 1, .max_link_burst = 3,
+                .fake_rate_clock = TRUE };
     Fixture *f = fixture_start(&s);
     NetTestClient *held[3];
     NetTestClient *c;
@@ -1161,6 +1266,8 @@ int main(int argc, char **argv)
     g_test_add_func("/net/server/tls-version-and-deadline",
                     test_tls_version_and_deadline);
     g_test_add_func("/net/server/bad-links", test_bad_links);
+    g_test_add_func("/net/server/console-page", test_console_page);
+    g_test_add_func("/net/server/console-page-tls-rate", test_console_page_tls_rate);
     g_test_add_func("/net/server/oversize-message", test_oversize_message);
     g_test_add_func("/net/server/close-from-handler",
                     test_close_from_handler);

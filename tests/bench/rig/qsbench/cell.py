@@ -65,6 +65,7 @@ class Vm:
         self.log_dir = log_dir
         self.q = None
         self.helper = None
+        self.helper_end = None
         self.helper_log = None
         self.port = None
         self.boot_s = None
@@ -132,11 +133,18 @@ class Vm:
         return ok
 
     def close(self):
+        """Ends qemu and the helper; self.helper_end then holds how the
+        helper ended ({"status", "log"}) for whoever judges the run."""
         if self.helper is not None:
+            # LeakSanitizer's report at exit takes a sanitizer build a few
+            # seconds: a SIGKILL before it would hide it.
             if self.helper.poll() is None:
-                procs.kill_group(self.helper, grace=2.0)
+                status = procs.kill_group(self.helper, grace=15.0)
             else:
+                status = self.helper.returncode
                 procs.forget(self.helper)
+            self.helper_end = {"status": status,
+                               "log": os.path.join(self.log_dir, "helper.log")}
             self.helper = None
         if self.helper_log is not None:
             self.helper_log.close()
