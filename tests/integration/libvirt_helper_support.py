@@ -88,8 +88,11 @@ class PatchedLibvirt:
     tree sharing the directory reaches this one (qemu+unix with
     socket=/run/qs-share/NAME/virtqemud-sock), as a migration needs."""
 
-    def __init__(self, paths, guest, helper=None, tree=None, share=None, own_socket=None):
+    def __init__(self, paths, guest, helper=None, tree=None, share=None, own_socket=None,
+                 qemu_conf="", files=None):
         self.paths = paths
+        self.qemu_conf = qemu_conf         # added to qemu.conf
+        self.files = files or {}           # path in the tree: text, written before start
         self.guest = guest
         self.helper = helper
         self.tree = tree or make_tree(paths)
@@ -163,6 +166,10 @@ class PatchedLibvirt:
         conf = self.read_bytes("/etc/libvirt/qemu.conf").decode()
         if self.helper:
             conf += f'\nspice_helper = "{self.helper}"\n'
+        conf += self.qemu_conf
+        for path, text in self.files.items():
+            self.write(path, text)
+            self.run("chmod", "a+r", path)
         self.write("/etc/libvirt/qemu.conf", conf)
         if self.sock_dir != "/run/libvirt":
             daemon_conf = self.read_bytes("/etc/libvirt/virtqemud.conf").decode()
@@ -287,8 +294,9 @@ def _read_line(stream, timeout):
     return buf
 
 
-def domain_xml(lv, name, graphics, devices="", machine="pc"):
-    """The test guest as a domain of `lv`; its serial log is QS_DIR/NAME.serial."""
+def domain_xml(lv, name, graphics, devices="", machine="pc", cmdline=""):
+    """The test guest as a domain of `lv`, `cmdline` added to its kernel's;
+    its serial log is QS_DIR/NAME.serial."""
     return f"""<domain type='qemu'>
   <name>{name}</name>
   <memory unit='MiB'>256</memory>
@@ -297,7 +305,7 @@ def domain_xml(lv, name, graphics, devices="", machine="pc"):
     <type arch='x86_64' machine='{machine}'>hvm</type>
     <kernel>{QS_DIR}/{lv.guest.kernel.name}</kernel>
     <initrd>{QS_DIR}/{lv.guest.initrd.name}</initrd>
-    <cmdline>console=ttyS0 quiet keydraw.mode=idle</cmdline>
+    <cmdline>console=ttyS0 quiet keydraw.mode=idle {cmdline}</cmdline>
   </os>
   <devices>
     <serial type='file'><source path='{QS_DIR}/{name}.serial'/></serial>
@@ -307,3 +315,36 @@ def domain_xml(lv, name, graphics, devices="", machine="pc"):
   </devices>
 </domain>
 """
+
+
+class DomainSerial:
+    """What a domain's guest wrote on its serial port (the file QS_DIR/NAME.serial
+    of domain_xml), line by line, for waits on what the guest reports."""
+
+    def __init__(self, lv, name):
+        self.lv = lv
+        self.path = f"{QS_DIR}/{name}.serial"
+
+    def lines(self):
+        """The whole lines so far (a line still being written is left out)."""
+        text = self.lv.read_bytes(self.path).decode(errors="replace")
+        return text[:text.rfind("\n") + 1].replace("\r", "").splitlines()
+
+    def mark(self):
+        """An index for wait(since=...): only lines after now count."""
+        return len(self.lines())
+
+    def wait(self, regex, timeout, since=0):
+        """The first re.search match of regex in a line at index >= since."""
+        pattern = re.compile(regex)
+        deadline = time.monotonic() + timeout
+        while True:
+            lines = self.lines()
+            for line in lines[since:]:
+                m = pattern.search(line)
+                if m:
+                    return m
+            if time.monotonic() > deadline:
+                raise AssertionError(f"no line matching {regex!r} on {self.path} in "
+                                     f"{timeout}s; the last lines: {lines[-10:]}")
+            time.sleep(0.2)

@@ -13,6 +13,11 @@ agent channel):
   audio, never -spice; `virsh domdisplay` names the live XML's port, on
   which the helper (not qemu) listens, and a SPICE client there gets
   qemu's screendump byte for byte;
+- the agent channel carries a file and the clipboard (text, an image) to
+  the guest's agent byte for byte, and a USB device behind a spicevmc
+  redirdev reaches the guest's USB bus;
+- with spice_tls, the live XML's port and tlsPort are the helper's, and a
+  client verifying the certificate gets the picture over TLS;
 - the helper runs as the domain's user in the domain's cgroups (the same
   as qemu's process, line for line);
 - a password and its expiry from the XML, changed live with update-device:
@@ -38,8 +43,11 @@ import pytest
 
 from harness.qemu import parse_ppm
 from harness.services import Xvfb
-from libvirt_helper_support import QS_DIR, PatchedLibvirt, domain_xml
+import test_agent
+import test_client_auth
+from libvirt_helper_support import QS_DIR, DomainSerial, PatchedLibvirt, domain_xml
 from serve_support import require_tool, run_client
+from usbredir_support import DEVICE, PRODUCT, UsbClient, device_binary
 from viewer_support import remote_viewer_sight
 
 VIRT_MANAGER_SPICE = """<graphics type='spice' autoport='yes'>
@@ -95,9 +103,9 @@ def wait_gone(pid, timeout, what):
         time.sleep(0.1)
 
 
-def start(lv, started, name, graphics, devices, transient=False):
+def start(lv, started, name, graphics, devices, transient=False, cmdline=""):
     path = f"{QS_DIR}/{name}.xml"
-    lv.write(path, domain_xml(lv, name, graphics, devices))
+    lv.write(path, domain_xml(lv, name, graphics, devices, cmdline=cmdline))
     if transient:
         lv.virsh("create", path)
     else:
@@ -232,6 +240,57 @@ def test_virt_manager_domain_is_served_by_the_helper(helper_libvirt, domains, te
     assert_exact_picture(lv, name, test_client, tmp_path)
 
 
+@pytest.mark.timeout(600)
+def test_agent_and_usbredir_reach_the_guest(helper_libvirt, domains, paths, tmp_path):
+    """The virt-manager domain's spicevmc redirdev takes a USB device to the
+    guest, and its spicevmc agent channel carries a file and the clipboard
+    (text, then an image) to the guest's agent, byte for byte. The other
+    direction (the guest's clipboard to the client) is test_agent.py's and
+    test_dbus_chardevs.py's: this domain's serial port is a log, the guest
+    cannot be told to copy."""
+    lv = helper_libvirt
+    name = start(lv, domains, "qs-s-devs", VIRT_MANAGER_SPICE, VIRT_MANAGER_DEVICES,
+                 cmdline="keydraw.agent=spice keydraw.usb=1")
+    serial = DomainSerial(lv, name)
+    port = live_port(lv, name)
+    serial.wait(r"USB watching", 120)
+    serial.wait(r"AGENT port=", 120)
+
+    def log():
+        return lv.read_bytes(f"/var/log/libvirt/qemu/{name}-qemu-spice.log").decode()[-3000:]
+
+    since = serial.mark()
+    usb = UsbClient(port, device_binary(paths))
+    try:
+        serial.wait(rf"USB add \S+ {DEVICE} product={PRODUCT}$", 90, since)
+    finally:
+        dev_log = usb.close()
+    assert f"connected {DEVICE}" in dev_log, f"{dev_log}\n{log()}"
+    serial.wait(rf"USB remove \S+ {DEVICE}$", 30, since)
+
+    src, data = test_agent.payload(str(tmp_path))
+    since = serial.mark()
+    client = test_agent.Client(port, src, 240)
+    try:
+        assert client.wait("agent-caps", 90) == "agent-caps 0", log()
+        serial.wait(r"AGENT ready", 30, since)
+        done = serial.wait(r"FILEXFER done id=\d+ name=payload\.bin len=(\d+) "
+                           r"fnv=([0-9a-f]{8})", 180, since)
+        assert (int(done.group(1)), done.group(2)) == \
+            (test_agent.FILE_SIZE, "%08x" % test_agent.fnv1a(data)), log()
+        assert client.wait("copied", 60) == "copied ok", log()
+        for kind, want in ((1, test_agent.TEXT.encode()), (2, test_agent.image_bytes())):
+            got = serial.wait(rf"CLIPBOARD sel=0 type={kind} len=(\d+) fnv=([0-9a-f]{{8}})",
+                              60, since)
+            assert (int(got.group(1)), got.group(2)) == \
+                (len(want), "%08x" % test_agent.fnv1a(want)), log()
+        assert client.wait("host-done", 30), log()
+    finally:
+        client.finish(5)
+    full = lv.read_bytes(f"/var/log/libvirt/qemu/{name}-qemu-spice.log").decode()
+    assert "agent: the guest's agent spoke on" in full, full[-3000:]
+
+
 @pytest.mark.timeout(240)
 def test_nova_domain_on_its_listen_address(helper_libvirt, domains, test_client, tmp_path):
     lv = helper_libvirt
@@ -240,6 +299,48 @@ def test_nova_domain_on_its_listen_address(helper_libvirt, domains, test_client,
     assert lv.virsh("domdisplay", name).stdout.strip() == f"spice://127.0.0.2:{port}"
     assert listening_pids(port, "127.0.0.2") == {helper_pid(lv, name)}
     assert_exact_picture(lv, name, test_client, tmp_path, host="127.0.0.2")
+
+
+@pytest.mark.timeout(300)
+def test_tls_port_is_the_helpers(paths, guest, helper_libvirt, test_client, tmp_path):
+    """A daemon with spice_tls on: libvirt allocates a TLS port beside the
+    plain one and hands the helper both listeners and
+    spice_tls_x509_cert_dir. The live XML's port and tlsPort are where the
+    helper listens, domdisplay names both, and a client that verifies the
+    certificate gets qemu's picture over TLS."""
+    pki = test_client_auth.make_pki(tmp_path)
+    # Readable by all: the helper reads them as the domain's user.
+    files = {f"/etc/pki/qs-spice/{f}": (pki / f).read_text()
+             for f in ("ca-cert.pem", "server-cert.pem", "server-key.pem")}
+    with PatchedLibvirt(paths, guest, helper=paths.require_helper(), tree=helper_libvirt.tree,
+                        qemu_conf='spice_tls = 1\n'
+                                  'spice_tls_x509_cert_dir = "/etc/pki/qs-spice"\n',
+                        files=files) as lv:
+        name = start(lv, [], "qs-s-tls", VIRT_MANAGER_SPICE, NOVA_DEVICES, transient=True)
+        try:
+            xml = lv.virsh("dumpxml", name).stdout
+            m = re.search(r"<graphics type='spice' port='(\d+)' tlsPort='(\d+)'", xml)
+            assert m, xml
+            port, tls_port = int(m.group(1)), int(m.group(2))
+            assert tls_port != port
+            assert lv.virsh("domdisplay", name).stdout.strip() == \
+                f"spice://127.0.0.1:{port}?tls-port={tls_port}"
+            argv = qemu_cmdline(lv, name)
+            assert "-spice" not in argv
+            pid = helper_pid(lv, name)
+            assert pid and listening_pids(port) == {pid} and listening_pids(tls_port) == {pid}
+            res = run_client(test_client, "--host", "127.0.0.1", "--tls-port", tls_port,
+                             "--ca-file", pki / "ca-cert.pem",
+                             "--host-subject", test_client_auth.SUBJECT, "info", timeout=60)
+            assert res.returncode == 0, res.stderr[-2000:]
+            helper_argv = lv.read_bytes(f"/proc/{pid}/cmdline").decode().split("\0")
+            assert "--tls-listen-fd" in " ".join(helper_argv), helper_argv
+            assert helper_argv[helper_argv.index("--tls-dir") + 1] == "/etc/pki/qs-spice", \
+                helper_argv
+        finally:
+            lv.virsh("destroy", name, check=False)
+        reports = lv.sanitizer_reports()
+        assert not reports, reports
 
 
 @pytest.mark.timeout(300)
