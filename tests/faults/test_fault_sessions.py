@@ -12,11 +12,12 @@ The run happens once (shared_run) and is judged by two tests. The unmarked
 one (also against the sanitizer build) asserts what must hold: the watching
 client's session lasts its whole window and gets at least
 MIN_UPDATES_PER_S updates a second (a floor for "frames keep arriving",
-far below the 30 fps the guest animates at), qemu's listener is never
-dropped by the watchdog as stalled or over its backlog (what a client
-holding the listener's thread would cause), and the helper stays
-healthy. The `timing` one (plain build only, alone on the machine)
-asserts the figures: no listener drop of any kind, and the watcher's
+far below the 30 fps the guest animates at), no client holds qemu's
+listener (the watchdog drops it as stalled or over its backlog at most
+MAX_HELD_DROPS times: a held listener would be held again after each
+re-registration, a thread starved of the CPU on a loaded host is dropped
+once), and the helper stays healthy. The `timing` one (plain build only,
+alone on the machine) asserts the figures: no listener drop of any kind, and the watcher's
 rect_onset_us lists when activity in the rectangle started after
 >= 500 ms without any, so a single onset means it never paused half a
 second while the other client was stalled. Measured: plain build, quiet
@@ -97,9 +98,21 @@ def listener_drops(log):
                       r"a new one", log)
 
 
+# A listener that a client holds (its thread blocked on that client) would
+# be held again as soon as it is registered anew, and dropped again after
+# the watchdog's 300 ms, for as long as the client stalls: some 20 times in
+# the 10 s window. A listener thread that is only starved of the CPU is dropped once:
+# in a fresh-clone run of 2026-12-07 (sanitizer build beside the sanitizer
+# integration run, as x264 started) one 'stalled' drop with 110 KB waiting,
+# the watcher getting 407 updates in 8 s with one onset; none in the runs
+# before. The figures tests, alone on the machine, allow no drop at all.
+MAX_HELD_DROPS = 2
+
+
 def assert_listener_held_by_none(drops, log):
     held = [v for v in drops if v != "reads slower than qemu writes"]
-    assert not held, f"listener dropped as {held}: {log[-2000:]}"
+    assert len(held) <= MAX_HELD_DROPS, \
+        f"listener dropped {len(held)} times as {held}: {log[-2000:]}"
 
 
 def stalled_run(qemu_factory, guest, helper_binary, test_client, tmp_path):
