@@ -153,11 +153,25 @@ static void *ccid_main(void *arg)
     snprintf(path, sizeof(path), "/sys/bus/usb/devices/%s/devnum", name);
     sys_read(path, devnum, sizeof(devnum));
     snprintf(path, sizeof(path), "/dev/bus/usb/%03d/%03d", atoi(busnum), atoi(devnum));
+    /* The device's interfaces (and their ep_XX directories) appear in sysfs
+     * once it is configured, a moment after the device itself, and
+     * devtmpfs makes the node a moment after sysfs has the name: wait for
+     * both. */
+    for (int i = 0; i < 50 && !find_bulk(name, &ep_in, &ep_out); i++)
+        usleep(100 * 1000);
+    if (!ep_in || !ep_out) {
+        kd_say("CCID failed endpoints %s:1.0 errno=%d", name, errno);
+        return NULL;
+    }
     for (int i = 0; i < 50 && (fd = open(path, O_RDWR | O_CLOEXEC)) < 0; i++)
         usleep(100 * 1000);
-    if (fd < 0 || !find_bulk(name, &ep_in, &ep_out) ||
-        ioctl(fd, USBDEVFS_CLAIMINTERFACE, &iface) < 0) {
+    if (fd < 0) {
         kd_say("CCID failed open %s errno=%d", path, errno);
+        return NULL;
+    }
+    if (ioctl(fd, USBDEVFS_CLAIMINTERFACE, &iface) < 0) {
+        kd_say("CCID failed claim %s errno=%d", path, errno);
+        close(fd);
         return NULL;
     }
     kd_say("CCID reader %s %s", name, CCID_ID);
