@@ -25,6 +25,7 @@ import time
 import numpy
 from PIL import Image
 
+from harness.wait import wait_until
 from html5_support import trusting_home
 from serve_support import require_tool
 
@@ -171,15 +172,10 @@ class Browser:
 
     def wait_for(self, expression, timeout=60, interval=0.25):
         """The first truthy value of `expression`, polled until `timeout`."""
-        deadline = time.monotonic() + timeout
-        while True:
-            value = self.evaluate(expression)
-            if value:
-                return value
-            if time.monotonic() > deadline:
-                raise BrowserError(f"'{expression}' still {value!r} after {timeout} s; "
-                                   f"page console: {self.console()[-3000:]}")
-            time.sleep(interval)
+        return wait_until(lambda: self.evaluate(expression), timeout, interval,
+                          lambda value: f"'{expression}' still {value!r} after {timeout} s; "
+                                        f"page console: {self.console()[-3000:]}",
+                          BrowserError)
 
     def console(self):
         """The page's console lines and exceptions so far."""

@@ -21,6 +21,7 @@ from pathlib import Path
 
 from harness import procs
 from harness.errors import HarnessError, MissingComponent
+from harness.wait import wait_until
 
 URI = "qemu:///system"
 # What tools/check's sanitizer runs set: the daemon passes its environment
@@ -337,14 +338,11 @@ class DomainSerial:
     def wait(self, regex, timeout, since=0):
         """The first re.search match of regex in a line at index >= since."""
         pattern = re.compile(regex)
-        deadline = time.monotonic() + timeout
-        while True:
-            lines = self.lines()
-            for line in lines[since:]:
-                m = pattern.search(line)
-                if m:
-                    return m
-            if time.monotonic() > deadline:
-                raise AssertionError(f"no line matching {regex!r} on {self.path} in "
-                                     f"{timeout}s; the last lines: {lines[-10:]}")
-            time.sleep(0.2)
+        seen = []
+
+        def match():
+            seen[:] = self.lines()
+            return next(filter(None, map(pattern.search, seen[since:])), None)
+        return wait_until(match, timeout, 0.2,
+                          lambda _: f"no line matching {regex!r} on {self.path} in "
+                                    f"{timeout}s; the last lines: {seen[-10:]}")

@@ -47,12 +47,6 @@ def heat_run(q, display_helper):
         outside = set()
         expected = None
         bx = None
-        # The blocks turned hot between the poll before hot_at and hot_at:
-        # that gap is the measurement's own uncertainty (two test-control
-        # calls and a sleep; it made "300 ms" of a 267 ms ninth frame at 30
-        # fps in a fresh-clone run of 2026-12-01).
-        prev_poll = None
-        hot_gap = 0.0
         deadline = time.monotonic() + 20
         while time.monotonic() < deadline:
             now = time.monotonic()
@@ -78,15 +72,13 @@ def heat_run(q, display_helper):
                 cold_after = frames
             if hot_at is None and hot >= expected:
                 hot_at = now
-                hot_gap = now - prev_poll if prev_poll is not None else 0.0
                 # Read after the heat: the frame that made the blocks hot
                 # is at most this one.
                 hot_by = h.frames()
             if hot_at is not None and now - hot_at >= WATCH_FOR:
                 break
-            prev_poll = now
             time.sleep(0.01)
-        return {"ready": ready, "arrivals": arrivals, "hot_at": hot_at, "hot_gap": hot_gap,
+        return {"ready": ready, "arrivals": arrivals, "hot_at": hot_at,
                 "hot_by": hot_by, "cold_after": cold_after,
                 "missing": sorted(missing or ()), "outside": sorted(outside),
                 "expected": expected is not None, "bx": bx, "stats": h.stats(),

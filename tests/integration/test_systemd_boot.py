@@ -35,6 +35,7 @@ from PIL import Image
 
 from harness import Xvfb
 from harness.errors import MissingComponent
+from harness.wait import wait_until as poll_until
 from serve_support import require_tool
 from test_launcher_libvirt import NS, OPT_IN, domain_xml
 from viewer_support import remote_viewer_sight
@@ -131,14 +132,7 @@ class Container:
 
 
 def wait_until(what, fn, timeout):
-    deadline = time.monotonic() + timeout
-    while True:
-        value = fn()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout} s waiting for {what}")
-        time.sleep(0.5)
+    return poll_until(fn, timeout, 0.5, lambda _: f"timed out after {timeout} s waiting for {what}")
 
 
 def sanitizer_libs(binary):
