@@ -20,6 +20,7 @@
 #include "qs-launch-log.h"
 #include "qs-launch-monitor.h"
 #include "qs-launch-pending.h"
+#include "qs-launch-run-dir.h"
 #include "qs-launch-systemd.h"
 #include "qs-launch-spawn.h"
 

@@ -3,11 +3,9 @@
  * signal the monitor that owns a helper. */
 
 #include <errno.h>
-#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/file.h>
 #include <unistd.h>
 #include <gio/gio.h>
 #include "qs-launch-address.h"
@@ -20,7 +18,7 @@
 #include "qs-launch-log.h"
 #include "qs-launch-qr.h"
 #include "qs-launch-rights.h"
-#include "qs-launch-session.h"
+#include "qs-launch-run-dir.h"
 #include "qs-launch-spawn.h"
 
 #define DETACH_WAIT_S 15
@@ -47,54 +45,6 @@ gboolean qs_parse_when(const char *s, gint64 now, gint64 *out, GError **error)
                 "--expires '%s': not never, SECONDS, +SECONDS or @UNIX_SECONDS",
                 s);
     return FALSE;
-}
-
-QsLaunchState *qs_find_state(const QsLaunchConfig *cfg, const char *domain,
-                             GError **error)
-{
-    g_autofree char *path = NULL;
-    g_autoptr(GDir) dir = NULL;
-    const char *f;
-
-    if (qs_domain_name_ok(domain, NULL)) {
-        path = qs_run_path(cfg, domain, ".json");
-        if (g_file_test(path, G_FILE_TEST_EXISTS)) {
-            return qs_launch_state_load(path, error);
-        }
-    }
-    dir = g_dir_open(cfg->run_dir, 0, NULL);
-    while (dir && (f = g_dir_read_name(dir))) {
-        g_autofree char *p = g_build_filename(cfg->run_dir, f, NULL);
-        QsLaunchState *st;
-
-        if (!g_str_has_suffix(f, ".json") ||
-            !(st = qs_launch_state_load(p, NULL))) {
-            continue;
-        }
-        if (st->uuid && g_ascii_strcasecmp(st->uuid, domain) == 0) {
-            return st;
-        }
-        qs_launch_state_free(st);
-    }
-    g_set_error(error, G_IO_ERROR, G_IO_ERROR_NOT_FOUND,
-                "domain '%s' is not attached (no state in %s)", domain,
-                cfg->run_dir);
-    return NULL;
-}
-
-/* Whether a monitor still holds DOMAIN's lock. */
-gboolean qs_domain_locked(const QsLaunchConfig *cfg, const char *domain)
-{
-    g_autofree char *path = qs_run_path(cfg, domain, ".lock");
-    int fd = open(path, O_RDWR | O_CLOEXEC);
-    gboolean held;
-
-    if (fd < 0) {
-        return FALSE;
-    }
-    held = flock(fd, LOCK_EX | LOCK_NB) < 0 && errno == EWOULDBLOCK;
-    close(fd);
-    return held;
 }
 
 /* The monitor died without cleaning up (SIGKILL, crash): do its part. */

@@ -6,9 +6,6 @@
 #include "qs-launch-config.h"
 #include "qs-launch-state.h"
 
-/* Finds the state of DOMAIN (a name, or the UUID recorded in a state file). */
-QsLaunchState *qs_find_state(const QsLaunchConfig *cfg, const char *domain,
-                             GError **error);
 /* "never", "+SECONDS" or "SECONDS" from now, "@UNIX_SECONDS". */
 gboolean qs_parse_when(const char *s, gint64 now, gint64 *out, GError **error);
 
@@ -35,8 +32,6 @@ QsLaunchState *qs_ticket_command_start(QsLaunchConfig *cfg, const char *domain,
                                        const char *ticket_file, const char *expires,
                                        char **password, gint64 *expiry);
 int qs_cmd_disconnect(QsLaunchConfig *cfg, const char *domain, const char *address);
-/* TRUE while a launcher (monitor) holds DOMAIN's lock. */
-gboolean qs_domain_locked(const QsLaunchConfig *cfg, const char *domain);
 /* The libvirt qemu hook (qs-launch-hook.c); ARGS: DOMAIN OPERATION ...
  * Always 0: a console problem must not stop a domain. */
 int qs_cmd_hook(QsLaunchConfig *cfg, char **args);

@@ -21,6 +21,7 @@
 #include "qs-launch-domain.h"
 #include "qs-launch-log.h"
 #include "qs-launch-pending.h"
+#include "qs-launch-run-dir.h"
 #include "qs-launch-session.h"
 #include "qs-launch-systemd.h"
 

@@ -19,44 +19,13 @@
 #include "qs-launch-log.h"
 #include "qs-launch-monitor.h"
 #include "qs-launch-ports.h"
-#include "qs-launch-rights.h"
+#include "qs-launch-run-dir.h"
 #include "qs-launch-spawn.h"
 #include "qs-launch-tokens.h"
 
 #define STOP_GRACE_MS 5000
 #define ALIVE_CHECK_MS 300
 #define STABLE_RUN_S 60
-
-gboolean qs_pid_alive(int pid)
-{
-    return pid > 0 && (kill(pid, 0) == 0 || errno == EPERM);
-}
-
-gboolean qs_domain_name_ok(const char *name, GError **error)
-{
-    if (!*name || strchr(name, '/') || name[0] == '.' || strlen(name) > 200) {
-        g_set_error(error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
-                    "'%s' cannot name a state file (no '/', no leading '.')",
-                    name);
-        return FALSE;
-    }
-    return TRUE;
-}
-
-char *qs_run_path(const QsLaunchConfig *cfg, const char *domain,
-                  const char *suffix)
-{
-    g_autofree char *base = g_strconcat(domain, suffix, NULL);
-
-    return g_build_filename(cfg->run_dir, base, NULL);
-}
-
-char *qs_log_path(const QsLaunchConfig *cfg, const char *domain)
-{
-    g_autofree char *base = g_strconcat(domain, ".log", NULL);
-
-    return g_build_filename(cfg->log_dir, base, NULL);
-}
 
 void qs_session_free(Session *s)
 {

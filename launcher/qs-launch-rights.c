@@ -8,14 +8,9 @@
 #include "qs-launch-control.h"
 #include "qs-launch-log.h"
 #include "qs-launch-rights.h"
-#include "qs-launch-session.h"
+#include "qs-launch-run-dir.h"
 #include "qs-launch-spawn.h"
 #include "qs-launch-tokens.h"
-
-char *qs_view_ticket_path(const QsLaunchConfig *cfg, const char *domain)
-{
-    return qs_run_path(cfg, domain, ".view-ticket");
-}
 
 int qs_cmd_set_view_ticket(QsLaunchConfig *cfg, const char *domain,
                            const char *ticket_file, const char *expires)

@@ -27,6 +27,3 @@ gboolean qs_console_takes_tokens(const QsLaunchConfig *cfg, const QsLaunchState 
  * when the console takes no tokens. */
 char *qs_console_token(const QsLaunchConfig *cfg, const QsLaunchState *st, gboolean view_only,
                        gint ttl_s, gint64 *expiry, GError **error);
-
-/* The view-only ticket file of a domain (it may not exist). */
-char *qs_view_ticket_path(const QsLaunchConfig *cfg, const char *domain);

@@ -21,10 +21,3 @@ typedef struct {
 /* Returns the process exit status. */
 int qs_attach(QsLaunchConfig *cfg, const char *domain,
               const QsAttachOptions *opts);
-
-/* File names for DOMAIN under the run and log directories. */
-char *qs_run_path(const QsLaunchConfig *cfg, const char *domain,
-                  const char *suffix);
-char *qs_log_path(const QsLaunchConfig *cfg, const char *domain);
-gboolean qs_domain_name_ok(const char *name, GError **error);
-gboolean qs_pid_alive(int pid);

@@ -10,7 +10,7 @@
 #include "qs-launch-json.h"
 #include "qs-launch-log.h"
 #include "qs-launch-pending.h"
-#include "qs-launch-session.h"
+#include "qs-launch-run-dir.h"
 
 /* The helper's clients from its control socket; NULL if it does not answer. */
 static GVariant *helper_clients(QsLaunchConfig *cfg, const QsLaunchState *st)
