@@ -17,8 +17,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include <gio/gio.h>
-#include "qs-launch-commands.h"
 #include "qs-launch-domain.h"
+#include "qs-launch-hook.h"
 #include "qs-launch-log.h"
 #include "qs-launch-pending.h"
 #include "qs-launch-run-dir.h"
