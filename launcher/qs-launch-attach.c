@@ -14,6 +14,7 @@
 #include <gio/gio.h>
 #include <glib-unix.h>
 #include "qs-launch-address.h"
+#include "qs-launch-attach.h"
 #include "qs-launch-control.h"
 #include "qs-launch-libvirt.h"
 #include "qs-launch-tokens.h"
@@ -21,6 +22,7 @@
 #include "qs-launch-monitor.h"
 #include "qs-launch-pending.h"
 #include "qs-launch-run-dir.h"
+#include "qs-launch-session.h"
 #include "qs-launch-systemd.h"
 #include "qs-launch-spawn.h"
 
