@@ -5,10 +5,12 @@
 #include <stdio.h>
 #include <string.h>
 #include <glib.h>
+#include "qs-launch-attach.h"
 #include "qs-launch-commands.h"
 #include "qs-launch-config.h"
-#include "qs-launch-rights.h"
-#include "qs-launch-session.h"
+#include "qs-launch-hook.h"
+#include "qs-launch-set-ticket.h"
+#include "qs-launch-status.h"
 #include "qs-launch-tokens.h"
 
 static gboolean arg_version;

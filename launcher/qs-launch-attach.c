@@ -14,12 +14,15 @@
 #include <gio/gio.h>
 #include <glib-unix.h>
 #include "qs-launch-address.h"
+#include "qs-launch-attach.h"
 #include "qs-launch-control.h"
 #include "qs-launch-libvirt.h"
 #include "qs-launch-tokens.h"
 #include "qs-launch-log.h"
 #include "qs-launch-monitor.h"
 #include "qs-launch-pending.h"
+#include "qs-launch-run-dir.h"
+#include "qs-launch-session.h"
 #include "qs-launch-systemd.h"
 #include "qs-launch-spawn.h"
 

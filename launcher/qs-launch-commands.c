@@ -1,13 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* detach, status, console and set-ticket: they act on the state files and
- * signal the monitor that owns a helper. */
+/* detach, reload, console and disconnect: they act on the state files,
+ * signal the monitor that owns a helper or ask the helper itself. */
 
 #include <errno.h>
-#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/file.h>
 #include <unistd.h>
 #include <gio/gio.h>
 #include "qs-launch-address.h"
@@ -20,82 +18,10 @@
 #include "qs-launch-log.h"
 #include "qs-launch-qr.h"
 #include "qs-launch-rights.h"
-#include "qs-launch-session.h"
+#include "qs-launch-run-dir.h"
 #include "qs-launch-spawn.h"
 
 #define DETACH_WAIT_S 15
-
-gboolean qs_parse_when(const char *s, gint64 now, gint64 *out, GError **error)
-{
-    gint64 v = 0;
-
-    if (strcmp(s, "never") == 0) {
-        *out = 0;
-        return TRUE;
-    }
-    if (s[0] == '@' &&
-        g_ascii_string_to_signed(s + 1, 10, 1, G_MAXINT64, &v, NULL)) {
-        *out = v;
-        return TRUE;
-    }
-    if (g_ascii_string_to_signed(s[0] == '+' ? s + 1 : s, 10, 1,
-                                 G_MAXINT32, &v, NULL)) {
-        *out = now + v;
-        return TRUE;
-    }
-    g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
-                "--expires '%s': not never, SECONDS, +SECONDS or @UNIX_SECONDS",
-                s);
-    return FALSE;
-}
-
-QsLaunchState *qs_find_state(const QsLaunchConfig *cfg, const char *domain,
-                             GError **error)
-{
-    g_autofree char *path = NULL;
-    g_autoptr(GDir) dir = NULL;
-    const char *f;
-
-    if (qs_domain_name_ok(domain, NULL)) {
-        path = qs_run_path(cfg, domain, ".json");
-        if (g_file_test(path, G_FILE_TEST_EXISTS)) {
-            return qs_launch_state_load(path, error);
-        }
-    }
-    dir = g_dir_open(cfg->run_dir, 0, NULL);
-    while (dir && (f = g_dir_read_name(dir))) {
-        g_autofree char *p = g_build_filename(cfg->run_dir, f, NULL);
-        QsLaunchState *st;
-
-        if (!g_str_has_suffix(f, ".json") ||
-            !(st = qs_launch_state_load(p, NULL))) {
-            continue;
-        }
-        if (st->uuid && g_ascii_strcasecmp(st->uuid, domain) == 0) {
-            return st;
-        }
-        qs_launch_state_free(st);
-    }
-    g_set_error(error, G_IO_ERROR, G_IO_ERROR_NOT_FOUND,
-                "domain '%s' is not attached (no state in %s)", domain,
-                cfg->run_dir);
-    return NULL;
-}
-
-/* Whether a monitor still holds DOMAIN's lock. */
-gboolean qs_domain_locked(const QsLaunchConfig *cfg, const char *domain)
-{
-    g_autofree char *path = qs_run_path(cfg, domain, ".lock");
-    int fd = open(path, O_RDWR | O_CLOEXEC);
-    gboolean held;
-
-    if (fd < 0) {
-        return FALSE;
-    }
-    held = flock(fd, LOCK_EX | LOCK_NB) < 0 && errno == EWOULDBLOCK;
-    close(fd);
-    return held;
-}
 
 /* The monitor died without cleaning up (SIGKILL, crash): do its part. */
 static void clean_orphan(QsLaunchConfig *cfg, QsLaunchState *st)
@@ -339,91 +265,6 @@ int qs_cmd_console(QsLaunchConfig *cfg, const char *domain, const char *format,
         explicit_bzero(code, strlen(code));
     }
     explicit_bzero(text, strlen(text));
-    return 0;
-}
-
-QsLaunchState *qs_ticket_command_start(QsLaunchConfig *cfg, const char *domain,
-                                       const char *ticket_file, const char *expires,
-                                       char **password, gint64 *expiry)
-{
-    g_autoptr(GError) err = NULL;
-    g_autoptr(QsLaunchState) st = qs_find_state(cfg, domain, &err);
-    gint64 now = g_get_real_time() / G_USEC_PER_SEC;
-
-    *expiry = cfg->ticket_lifetime_s ? now + cfg->ticket_lifetime_s : 0;
-    if (!st) {
-        qs_log_error("set-ticket: %s", err->message);
-        return NULL;
-    }
-    if (!qs_domain_locked(cfg, st->domain) || !qs_pid_alive(st->monitor_pid)) {
-        qs_log_error("set-ticket: the launcher of '%s' is gone: detach and "
-                     "attach again", st->domain);
-        return NULL;
-    }
-    if (!st->ticket_file) {
-        qs_log_error("set-ticket: '%s' is a proxy-only console ([listen] proxy-only): "
-                     "it has no ticket, and every viewer has control", st->domain);
-        return NULL;
-    }
-    *password = ticket_file ? qs_ticket_read_file(ticket_file, expiry, &err)
-                            : qs_ticket_generate(&err);
-    if (!*password || (expires && !qs_parse_when(expires, now, expiry, &err))) {
-        qs_log_error("set-ticket: %s", err->message);
-        if (*password) {
-            explicit_bzero(*password, strlen(*password));
-            g_clear_pointer(password, g_free);
-        }
-        return NULL;
-    }
-    return g_steal_pointer(&st);
-}
-
-int qs_cmd_set_ticket(QsLaunchConfig *cfg, const char *domain,
-                      const char *ticket_file, const char *expires,
-                      gboolean disconnect)
-{
-    g_autoptr(GError) err = NULL;
-    g_autoptr(GDBusConnection) conn = NULL;
-    g_autofree char *password = NULL;
-    g_autofree char *ctl = NULL;
-    gint64 expiry;
-    g_autoptr(QsLaunchState) st = qs_ticket_command_start(cfg, domain, ticket_file, expires,
-                                                          &password, &expiry);
-    guint kept = 0;
-    gboolean ok;
-
-    if (!st) {
-        return 1;
-    }
-    /* The running helper first: if it refuses, the file keeps the ticket
-     * that is in force. */
-    ctl = qs_run_path(cfg, st->domain, ".ctl");
-    ok = (conn = qs_control_connect(ctl, &err)) &&
-         qs_control_set_ticket(conn, password, expiry, disconnect, &kept,
-                               &err) &&
-         qs_ticket_write_file(st->ticket_file, password, expiry, &err);
-    explicit_bzero(password, strlen(password));
-    if (!ok) {
-        qs_log_error("set-ticket: %s", err->message);
-        return 1;
-    }
-    /* The monitor re-reads the file so a restarted helper keeps it. */
-    if (kill(st->monitor_pid, SIGUSR1) < 0) {
-        qs_log_error("set-ticket: signalling the launcher (pid %d): %s",
-                     st->monitor_pid, g_strerror(errno));
-        return 1;
-    }
-    if (kept == 1) {
-        printf("%s: new ticket in %s; the connected viewer was kept (it linked with the old "
-               "ticket; new links need the new one)\n", st->domain, st->ticket_file);
-    } else if (kept) {
-        printf("%s: new ticket in %s; the %u connected viewers were kept (they linked with "
-               "the old ticket; new links need the new one)\n", st->domain, st->ticket_file,
-               kept);
-    } else {
-        printf("%s: new ticket in %s; %s\n", st->domain, st->ticket_file,
-               disconnect ? "any connected viewer was disconnected" : "no viewer was connected");
-    }
     return 0;
 }
 

@@ -1,20 +1,17 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* Reads qemu-spice.conf: a GKeyFile whose every key is checked, so a typo is
- * an error that names the file and the key instead of a silent default. */
+/* Reads qemu-spice.conf: a GKeyFile whose every key is checked
+ * (qs-launch-keyfile.h), so a typo is an error that names the file and the
+ * key instead of a silent default. */
 
 #include <errno.h>
 #include <pwd.h>
 #include <string.h>
 #include <gio/gio.h>
 #include "qs-launch-config.h"
+#include "qs-launch-keyfile.h"
 #include "qs-launch-qemu-conf.h"
 
-typedef struct {
-    const char *group;
-    const char *keys[12];
-} KnownGroup;
-
-static const KnownGroup known[] = {
+static const QsKeyFileGroup known[] = {
     { "launcher", { "uri", "run-dir", "autostart", "autostart-domains",
                     "supervise", "restart-backoff-max", "wait", "qemu-conf", NULL } },
     { "listen", { "address", "ports", "plain", "tls", "tls-dir",
@@ -25,114 +22,7 @@ static const KnownGroup known[] = {
 };
 
 #define BAD(key_group, key, ...) \
-    bad_value(error, name, key_group, key, g_strdup_printf(__VA_ARGS__))
-
-static gboolean bad_value(GError **error, const char *name, const char *group,
-                          const char *key, char *msg)
-{
-    g_set_error(error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
-                "%s: [%s] %s: %s", name, group, key, msg);
-    g_free(msg);
-    return FALSE;
-}
-
-static gboolean check_known(GKeyFile *kf, const char *name, GError **error)
-{
-    g_auto(GStrv) groups = g_key_file_get_groups(kf, NULL);
-
-    for (guint g = 0; groups[g]; g++) {
-        const KnownGroup *kg = NULL;
-        g_auto(GStrv) keys = NULL;
-
-        for (guint i = 0; i < G_N_ELEMENTS(known); i++) {
-            if (strcmp(known[i].group, groups[g]) == 0) {
-                kg = &known[i];
-            }
-        }
-        if (!kg) {
-            g_set_error(error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_GROUP_NOT_FOUND,
-                        "%s: unknown group [%s] (known: launcher, listen, "
-                        "ticket, helper, sessions)", name, groups[g]);
-            return FALSE;
-        }
-        keys = g_key_file_get_keys(kf, groups[g], NULL, NULL);
-        for (guint k = 0; keys && keys[k]; k++) {
-            gboolean ok = FALSE;
-
-            for (guint i = 0; kg->keys[i]; i++) {
-                ok |= strcmp(kg->keys[i], keys[k]) == 0;
-            }
-            if (!ok) {
-                g_set_error(error, G_KEY_FILE_ERROR,
-                            G_KEY_FILE_ERROR_KEY_NOT_FOUND,
-                            "%s: [%s] %s: unknown key", name, groups[g],
-                            keys[k]);
-                return FALSE;
-            }
-        }
-    }
-    return TRUE;
-}
-
-/* Fetches a string value if present; "" counts as a value. */
-static char *get_string(GKeyFile *kf, const char *group, const char *key)
-{
-    if (!g_key_file_has_key(kf, group, key, NULL)) {
-        return NULL;
-    }
-    return g_key_file_get_string(kf, group, key, NULL);
-}
-
-static gboolean get_bool(GKeyFile *kf, const char *name, const char *group,
-                         const char *key, gboolean *out, GError **error)
-{
-    g_autofree char *v = get_string(kf, group, key);
-
-    if (!v) {
-        return TRUE;
-    }
-    if (strcmp(v, "true") == 0 || strcmp(v, "yes") == 0) {
-        *out = TRUE;
-    } else if (strcmp(v, "false") == 0 || strcmp(v, "no") == 0) {
-        *out = FALSE;
-    } else {
-        return BAD(group, key, "'%s' is not a boolean (true/false)", v);
-    }
-    return TRUE;
-}
-
-static gboolean get_uint(GKeyFile *kf, const char *name, const char *group,
-                         const char *key, guint min, guint max, guint *out,
-                         GError **error)
-{
-    g_autofree char *v = get_string(kf, group, key);
-    guint64 n = 0;
-
-    if (!v) {
-        return TRUE;
-    }
-    if (!g_ascii_string_to_unsigned(v, 10, min, max, &n, NULL)) {
-        return BAD(group, key, "'%s' is not a number from %u to %u", v, min, max);
-    }
-    *out = (guint)n;
-    return TRUE;
-}
-
-static gboolean get_abs_path(GKeyFile *kf, const char *name, const char *group,
-                             const char *key, char **out, GError **error)
-{
-    g_autofree char *v = get_string(kf, group, key);
-
-    if (!v) {
-        return TRUE;
-    }
-    if (!g_path_is_absolute(v)) {
-        return BAD(group, key, "'%s' is not an absolute path", v);
-    }
-    g_free(*out);
-    *out = g_steal_pointer(&v);
-    return TRUE;
-}
+    qs_keyfile_bad(error, name, key_group, key, g_strdup_printf(__VA_ARGS__))
 
 static gboolean parse_ports(const char *name, const char *v, guint *min,
                             guint *max, GError **error)
@@ -317,20 +207,20 @@ static gboolean apply(QsLaunchConfig *cfg, GKeyFile *kf, const char *name,
 {
     g_autofree char *v = NULL;
 
-    if (!check_known(kf, name, error)) {
+    if (!qs_keyfile_check_known(kf, name, known, G_N_ELEMENTS(known), error)) {
         return FALSE;
     }
-    if ((v = get_string(kf, "launcher", "uri"))) {
+    if ((v = qs_keyfile_string(kf, "launcher", "uri"))) {
         if (!*v) {
             return BAD("launcher", "uri", "empty");
         }
         g_free(cfg->uri);
         cfg->uri = g_steal_pointer(&v);
     }
-    if (!get_abs_path(kf, name, "launcher", "run-dir", &cfg->run_dir, error)) {
+    if (!qs_keyfile_abs_path(kf, name, "launcher", "run-dir", &cfg->run_dir, error)) {
         return FALSE;
     }
-    if ((v = get_string(kf, "launcher", "autostart")) &&
+    if ((v = qs_keyfile_string(kf, "launcher", "autostart")) &&
         !parse_autostart(name, v, &cfg->autostart, error)) {
         return FALSE;
     }
@@ -350,14 +240,14 @@ static gboolean apply(QsLaunchConfig *cfg, GKeyFile *kf, const char *name,
             }
         }
     }
-    if (!get_bool(kf, name, "launcher", "supervise", &cfg->supervise, error) ||
-        !get_uint(kf, name, "launcher", "restart-backoff-max", 1, 3600,
+    if (!qs_keyfile_bool(kf, name, "launcher", "supervise", &cfg->supervise, error) ||
+        !qs_keyfile_uint(kf, name, "launcher", "restart-backoff-max", 1, 3600,
                   &cfg->backoff_max_s, error) ||
-        !get_uint(kf, name, "launcher", "wait", 1, 3600, &cfg->wait_s, error) ||
-        !get_abs_path(kf, name, "launcher", "qemu-conf", &cfg->qemu_conf, error)) {
+        !qs_keyfile_uint(kf, name, "launcher", "wait", 1, 3600, &cfg->wait_s, error) ||
+        !qs_keyfile_abs_path(kf, name, "launcher", "qemu-conf", &cfg->qemu_conf, error)) {
         return FALSE;
     }
-    if ((v = get_string(kf, "listen", "address"))) {
+    if ((v = qs_keyfile_string(kf, "listen", "address"))) {
         if (!parse_address(name, "address", v, error)) {
             return FALSE;
         }
@@ -365,28 +255,28 @@ static gboolean apply(QsLaunchConfig *cfg, GKeyFile *kf, const char *name,
         cfg->listen_address = g_steal_pointer(&v);
         cfg->listen_from = "[listen] address";
     }
-    if ((v = get_string(kf, "listen", "public-address"))) {
+    if ((v = qs_keyfile_string(kf, "listen", "public-address"))) {
         if (!parse_address(name, "public-address", v, error)) {
             return FALSE;
         }
         cfg->public_address = g_steal_pointer(&v);
     }
-    if ((v = get_string(kf, "listen", "ports")) &&
+    if ((v = qs_keyfile_string(kf, "listen", "ports")) &&
         !parse_ports(name, v, &cfg->port_min, &cfg->port_max, error)) {
         return FALSE;
     }
     g_clear_pointer(&v, g_free);
-    if (!get_bool(kf, name, "listen", "proxy-only", &cfg->proxy_only, error) ||
-        !get_bool(kf, name, "listen", "plain", &cfg->plain, error) ||
-        !get_bool(kf, name, "listen", "tls", &cfg->tls, error) ||
-        !get_abs_path(kf, name, "listen", "tls-dir", &cfg->tls_dir, error)) {
+    if (!qs_keyfile_bool(kf, name, "listen", "proxy-only", &cfg->proxy_only, error) ||
+        !qs_keyfile_bool(kf, name, "listen", "plain", &cfg->plain, error) ||
+        !qs_keyfile_bool(kf, name, "listen", "tls", &cfg->tls, error) ||
+        !qs_keyfile_abs_path(kf, name, "listen", "tls-dir", &cfg->tls_dir, error)) {
         return FALSE;
     }
     cfg->tls_dir_set = cfg->tls_dir != NULL;
     if (!libvirt_defaults(cfg, kf, error)) {
         return FALSE;
     }
-    if ((v = get_string(kf, "listen", "secure-channels"))) {
+    if ((v = qs_keyfile_string(kf, "listen", "secure-channels"))) {
         if (!*v || strspn(v, "abcdefghijklmnopqrstuvwxyz,") != strlen(v)) {
             return BAD("listen", "secure-channels", "'%s' is not 'all' or a "
                        "comma list of channel names", v);
@@ -394,34 +284,34 @@ static gboolean apply(QsLaunchConfig *cfg, GKeyFile *kf, const char *name,
         g_free(cfg->secure_channels);
         cfg->secure_channels = g_steal_pointer(&v);
     }
-    if ((v = get_string(kf, "listen", "host"))) {
+    if ((v = qs_keyfile_string(kf, "listen", "host"))) {
         if (!*v || strpbrk(v, " \t\n/?#@\"'")) {
             return BAD("listen", "host", "'%s' is not a host name or address", v);
         }
         g_free(cfg->console_host);
         cfg->console_host = g_steal_pointer(&v);
     }
-    if (!get_uint(kf, name, "ticket", "lifetime", 0, 10u * 365 * 86400,
+    if (!qs_keyfile_uint(kf, name, "ticket", "lifetime", 0, 10u * 365 * 86400,
                   &cfg->ticket_lifetime_s, error) ||
-        !get_abs_path(kf, name, "ticket", "token-keys", &cfg->token_keys, error) ||
-        !get_abs_path(kf, name, "helper", "path", &cfg->helper_path, error) ||
-        !get_abs_path(kf, name, "helper", "log-dir", &cfg->log_dir, error)) {
+        !qs_keyfile_abs_path(kf, name, "ticket", "token-keys", &cfg->token_keys, error) ||
+        !qs_keyfile_abs_path(kf, name, "helper", "path", &cfg->helper_path, error) ||
+        !qs_keyfile_abs_path(kf, name, "helper", "log-dir", &cfg->log_dir, error)) {
         return FALSE;
     }
-    if ((v = get_string(kf, "helper", "user"))) {
+    if ((v = qs_keyfile_string(kf, "helper", "user"))) {
         if (!*v) {
             return BAD("helper", "user", "empty");
         }
         g_free(cfg->helper_user);
         cfg->helper_user = g_steal_pointer(&v);
     }
-    if (!get_uint(kf, name, "helper", "max-fps", 1, 30, &cfg->max_fps, error) ||
-        !get_bool(kf, name, "helper", "console-page", &cfg->console_page, error) ||
-        !get_uint(kf, name, "sessions", "max", 1, 16, &cfg->max_sessions, error)) {
+    if (!qs_keyfile_uint(kf, name, "helper", "max-fps", 1, 30, &cfg->max_fps, error) ||
+        !qs_keyfile_bool(kf, name, "helper", "console-page", &cfg->console_page, error) ||
+        !qs_keyfile_uint(kf, name, "sessions", "max", 1, 16, &cfg->max_sessions, error)) {
         return FALSE;
     }
     g_clear_pointer(&v, g_free);
-    if ((v = get_string(kf, "sessions", "when-full"))) {
+    if ((v = qs_keyfile_string(kf, "sessions", "when-full"))) {
         if (strcmp(v, "refuse") != 0 && strcmp(v, "replace") != 0) {
             return BAD("sessions", "when-full", "'%s' is not 'refuse' or 'replace'", v);
         }

@@ -17,11 +17,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include <gio/gio.h>
-#include "qs-launch-commands.h"
+#include "qs-launch-attach.h"
 #include "qs-launch-domain.h"
+#include "qs-launch-hook.h"
 #include "qs-launch-log.h"
 #include "qs-launch-pending.h"
-#include "qs-launch-session.h"
+#include "qs-launch-run-dir.h"
 #include "qs-launch-systemd.h"
 
 #define HOOK_XML_MAX (16u << 20)

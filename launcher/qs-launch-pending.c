@@ -8,7 +8,7 @@
 #include <gio/gio.h>
 #include "qs-launch-json.h"
 #include "qs-launch-pending.h"
-#include "qs-launch-session.h"
+#include "qs-launch-run-dir.h"
 #include "qs-launch-state.h"
 
 #define GROUP "hook"

@@ -1,55 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* set-ticket --rights view and console --rights view (qs-launch-rights.h). */
+/* The view password and the tokens console hands out (qs-launch-rights.h). */
 
-#include <stdio.h>
-#include <string.h>
 #include <gio/gio.h>
-#include "qs-launch-commands.h"
-#include "qs-launch-control.h"
-#include "qs-launch-log.h"
 #include "qs-launch-rights.h"
-#include "qs-launch-session.h"
+#include "qs-launch-run-dir.h"
 #include "qs-launch-spawn.h"
 #include "qs-launch-tokens.h"
-
-char *qs_view_ticket_path(const QsLaunchConfig *cfg, const char *domain)
-{
-    return qs_run_path(cfg, domain, ".view-ticket");
-}
-
-int qs_cmd_set_view_ticket(QsLaunchConfig *cfg, const char *domain,
-                           const char *ticket_file, const char *expires)
-{
-    g_autoptr(GError) err = NULL;
-    g_autoptr(GDBusConnection) conn = NULL;
-    g_autofree char *password = NULL;
-    g_autofree char *path = NULL;
-    g_autofree char *ctl = NULL;
-    gint64 expiry;
-    g_autoptr(QsLaunchState) st = qs_ticket_command_start(cfg, domain, ticket_file, expires,
-                                                          &password, &expiry);
-    gboolean ok;
-
-    if (!st) {
-        return 1;
-    }
-    /* The running helper first (it refuses the control ticket's password);
-     * then the file, which the monitor passes to a restarted helper. */
-    ctl = qs_run_path(cfg, st->domain, ".ctl");
-    path = qs_view_ticket_path(cfg, st->domain);
-    ok = (conn = qs_control_connect(ctl, &err)) &&
-         qs_control_set_view_ticket(conn, password, expiry, &err) &&
-         qs_ticket_write_file(path, password, expiry, &err);
-    explicit_bzero(password, strlen(password));
-    if (!ok) {
-        qs_log_error("set-ticket: %s", err->message);
-        return 1;
-    }
-    printf("%s: new view-only ticket in %s; viewers who show it see and hear the guest, "
-           "their input does not reach it ('console %s --rights view' prints it)\n",
-           st->domain, path, st->domain);
-    return 0;
-}
 
 gboolean qs_console_takes_tokens(const QsLaunchConfig *cfg, const QsLaunchState *st)
 {

@@ -1,17 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* View-only consoles from the launcher: the view-only ticket
- * (set-ticket --rights view) and the view password a console reports
- * (console --rights view). */
+/* What `console` hands a viewer besides the ticket: the view-only
+ * password (console --rights view) and fresh signed tokens. The view-only
+ * ticket itself is set-ticket's (qs-launch-set-ticket.h). */
 #pragma once
 
 #include <glib.h>
 #include "qs-launch-config.h"
 #include "qs-launch-state.h"
-
-/* Gives the running helper a new view-only ticket (SetViewTicket) and keeps
- * it in DOMAIN.view-ticket for later restarts. */
-int qs_cmd_set_view_ticket(QsLaunchConfig *cfg, const char *domain,
-                           const char *ticket_file, const char *expires);
 
 /* The view-only password of `st`'s console: its view-only ticket, else a
  * view token good for `ttl_s` when the host mints tokens. Sets *expiry
@@ -27,6 +22,3 @@ gboolean qs_console_takes_tokens(const QsLaunchConfig *cfg, const QsLaunchState 
  * when the console takes no tokens. */
 char *qs_console_token(const QsLaunchConfig *cfg, const QsLaunchState *st, gboolean view_only,
                        gint ttl_s, gint64 *expiry, GError **error);
-
-/* The view-only ticket file of a domain (it may not exist). */
-char *qs_view_ticket_path(const QsLaunchConfig *cfg, const char *domain);

@@ -5,12 +5,12 @@
 #include <stdio.h>
 #include <string.h>
 #include <gio/gio.h>
-#include "qs-launch-commands.h"
 #include "qs-launch-control.h"
 #include "qs-launch-json.h"
 #include "qs-launch-log.h"
 #include "qs-launch-pending.h"
-#include "qs-launch-session.h"
+#include "qs-launch-run-dir.h"
+#include "qs-launch-status.h"
 
 /* The helper's clients from its control socket; NULL if it does not answer. */
 static GVariant *helper_clients(QsLaunchConfig *cfg, const QsLaunchState *st)

@@ -7,9 +7,8 @@
 #include <string.h>
 #include <sys/random.h>
 #include <gio/gio.h>
-#include "qs-launch-commands.h"
 #include "qs-launch-log.h"
-#include "qs-launch-session.h"
+#include "qs-launch-run-dir.h"
 #include "qs-launch-tokens.h"
 
 #define GROUP "master-keys"

@@ -8,7 +8,6 @@
 #include <glib/gstdio.h>
 #include <gio/gio.h>
 #include "qs-launch-pending.h"
-#include "qs-launch-session.h"
 
 #define UNIT "qemu-spice@web\\x2d1.service"
 
