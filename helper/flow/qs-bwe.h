@@ -4,6 +4,7 @@
 
 #include <glib.h>
 #include <stdint.h>
+#include "util/qs-link-facts.h"
 
 /*
  * Pure: every call takes `now_us` (g_get_monotonic_time() or a fake clock).
@@ -26,22 +27,6 @@
 #define QS_BWE_MIN_RTT_WINDOW_US (10 * G_USEC_PER_SEC)
 #define QS_BWE_INITIAL_BW 125000u      /* bytes/s (1 Mbit/s) before any sample */
 #define QS_BWE_INITIAL_RTT_US 100000u  /* before any RTT sample */
-
-/* What the net layer reads from the socket (TCP_INFO, SIOCOUTQ/SIOCOUTQNSD)
- * and its own write counter. Zero means "unknown" for every field except the
- * byte counters. bytes_written and bytes_acked must count the same stream
- * from the same origin; without tcpi_bytes_acked use
- * bytes_written - unsent_bytes - in_flight_bytes. */
-typedef struct {
-    uint64_t bytes_written;         /* total handed to the socket by us */
-    uint64_t bytes_acked;           /* tcpi_bytes_acked */
-    uint32_t unsent_bytes;          /* tcpi_notsent_bytes */
-    uint32_t in_flight_bytes;       /* tcpi_unacked * tcpi_snd_mss */
-    uint32_t rtt_us;                /* tcpi_rtt (the kernel's srtt) */
-    uint32_t min_rtt_us;            /* tcpi_min_rtt */
-    uint64_t delivery_rate;         /* tcpi_delivery_rate, bytes/s */
-    gboolean delivery_rate_app_limited; /* tcpi_delivery_rate_app_limited */
-} QsLinkFacts;
 
 typedef struct QsBwe QsBwe;
 

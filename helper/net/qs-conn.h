@@ -4,7 +4,7 @@
 #pragma once
 
 #include <glib.h>
-#include "flow/qs-bwe.h"
+#include "util/qs-link-facts.h"
 #include "net/qs-spice-protocol.h"
 
 G_BEGIN_DECLS
