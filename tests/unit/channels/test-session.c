@@ -3,7 +3,7 @@
 #include "channels/qs-channels.h"
 #include "channels/qs-wire.h"
 #include "fake-peers.h"
-#include "lz-decode.h"
+#include "../wire/lz-decode.h"
 
 #include <lz4.h>
 #include <spice/enums.h>
