@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* qemu's PCM as the S16 stereo the playback channel sends, the recorded S16 stereo as mono, and qemu's volume on SPICE's scale. */
 #include "channels/qs-playback.h"
-#include "channels/qs-wire.h"
+#include "wire/qs-wire.h"
 
 #include <math.h>
 #include <string.h>

@@ -5,7 +5,7 @@
 #include <glib.h>
 #include <stdint.h>
 
-#include "channels/qs-playback-msg.h"
+#include "wire/qs-playback-msg.h"
 #include "display/qs-audio-out.h"
 
 /* Whole frames of `pcm` in `format` (checked by qs_audio_format_check) as

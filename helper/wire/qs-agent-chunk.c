@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* VDIChunkHeader framing of the guest agent's port, and VDAgentMessage boundaries in a byte stream. */
-#include "channels/qs-agent-chunk.h"
-#include "channels/qs-agent.h"
-#include "channels/qs-wire.h"
+#include "wire/qs-agent-chunk.h"
+#include "wire/qs-agent.h"
+#include "wire/qs-wire.h"
 
 #include <spice/vd_agent.h>
 #include <string.h>

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* VDAgent messages: reassembly from AGENT_DATA pieces, chunked building, clipboard bodies. */
-#include "channels/qs-agent.h"
-#include "channels/qs-wire.h"
+#include "wire/qs-agent.h"
+#include "wire/qs-wire.h"
 
 #include <spice/vd_agent.h>
 #include <string.h>

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Builders of the base messages every channel sends, and of the inputs channel's few. */
-#include "channels/qs-msg.h"
-#include "channels/qs-wire.h"
+#include "wire/qs-msg.h"
+#include "wire/qs-wire.h"
 
 GBytes *qs_msg_set_ack(uint32_t generation, uint32_t window)
 {

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Length-checked parsers of every client message the four channels accept. */
-#include "channels/qs-client-msg.h"
-#include "channels/qs-wire.h"
+#include "wire/qs-client-msg.h"
+#include "wire/qs-wire.h"
 
 #include <spice/enums.h>
 

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Builders of the cursor channel's server messages (INIT, SET with ALPHA shapes, MOVE, TRAIL). */
-#include "channels/qs-msg.h"
-#include "channels/qs-wire.h"
+#include "wire/qs-msg.h"
+#include "wire/qs-wire.h"
 
 #include <spice/enums.h>
 

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Builders of the display channel's server messages: surfaces, monitors, DRAW_COPY. */
-#include "channels/qs-msg.h"
-#include "channels/qs-image-msg.h"
-#include "channels/qs-wire.h"
+#include "wire/qs-msg.h"
+#include "wire/qs-image-msg.h"
+#include "wire/qs-wire.h"
 
 #include <spice/enums.h>
 

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* SPICE images: the descriptor and per-type header around an encoder's bytes. */
-#include "channels/qs-image-msg.h"
-#include "channels/qs-wire.h"
+#include "wire/qs-image-msg.h"
+#include "wire/qs-wire.h"
 
 #include <spice/enums.h>
 

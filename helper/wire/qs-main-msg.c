@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Builders of the main channel's server messages (INIT, CHANNELS_LIST, MOUSE_MODE, NAME, UUID...). */
-#include "channels/qs-msg.h"
-#include "channels/qs-wire.h"
+#include "wire/qs-msg.h"
+#include "wire/qs-wire.h"
 
 #include <string.h>
 

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Builders of the playback and record channels' server messages. */
-#include "channels/qs-playback-msg.h"
-#include "channels/qs-wire.h"
+#include "wire/qs-playback-msg.h"
+#include "wire/qs-wire.h"
 
 GBytes *qs_msg_playback_mode(uint32_t mm_time, uint16_t mode)
 {

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Decodes set-1 scancode byte streams (E0 and E1 prefixes) into qnum press/release events. */
-#include "channels/qs-scancode.h"
+#include "wire/qs-scancode.h"
 
 enum {
     ST_PLAIN,

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The smartcard channel's VSCard checks and translation (qs-smartcard-check.h says why). */
-#include "channels/qs-smartcard-check.h"
-#include "channels/qs-client-msg.h"
+#include "wire/qs-smartcard-check.h"
+#include "wire/qs-client-msg.h"
 
 #include <string.h>
 #include <vscard_common.h>

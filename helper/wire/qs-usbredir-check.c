@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* A client's usbredir stream run through libusbredirparser in qemu's role, with qemu's capabilities, before any of it reaches qemu. */
-#include "channels/qs-usbredir-check.h"
-#include "channels/qs-client-msg.h"
+#include "wire/qs-usbredir-check.h"
+#include "wire/qs-client-msg.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* PORT_INIT and PORT_EVENT bodies, the NAME=FD descriptors of --port-fd, --usbredir-fd's and --smartcard-fd's FD. */
-#include "channels/qs-vmc-msg.h"
-#include "channels/qs-wire.h"
+#include "wire/qs-vmc-msg.h"
+#include "wire/qs-wire.h"
 
 #include <limits.h>
 #include <string.h>

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Unit tests of the channel state machines over fake connections: link, display, inputs, cursor, sessions. */
 #include "channels/qs-channels.h"
-#include "channels/qs-wire.h"
+#include "wire/qs-wire.h"
 #include "fake-peers.h"
 #include "../wire/lz-decode.h"
 

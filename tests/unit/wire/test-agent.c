@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Unit tests of the VDAgent wire format: reassembly, limits, chunking, clipboard and monitors bodies. */
-#include "channels/qs-agent.h"
-#include "channels/qs-wire.h"
+#include "wire/qs-agent.h"
+#include "wire/qs-wire.h"
 
 #include <spice/vd_agent.h>
 #include <string.h>

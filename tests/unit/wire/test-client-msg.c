@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Unit tests of the client message parsers: fields, short bodies, unknown types. */
-#include "channels/qs-client-msg.h"
+#include "wire/qs-client-msg.h"
 
 #include <spice/enums.h>
 

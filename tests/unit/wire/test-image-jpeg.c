@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Unit tests of the JPEG SPICE image: framing, TurboJPEG round trip, PSNR and size per quality. */
-#include "channels/qs-image-msg.h"
-#include "channels/qs-wire.h"
+#include "wire/qs-image-msg.h"
+#include "wire/qs-wire.h"
 
 #include <math.h>
 #include <spice/enums.h>

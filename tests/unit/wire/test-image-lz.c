@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Unit tests of the SPICE LZ image: exact round trips through a strict decoder, edges, bounds; speed beside LZ4 (-m perf). */
-#include "channels/qs-image-msg.h"
-#include "channels/qs-wire.h"
+#include "wire/qs-image-msg.h"
+#include "wire/qs-wire.h"
 #include "lz-decode.h"
 
 #include <spice/enums.h>

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Unit tests of the BITMAP and LZ4 SPICE images: byte layout and pixel-exact round trips. */
-#include "channels/qs-image-msg.h"
-#include "channels/qs-wire.h"
+#include "wire/qs-image-msg.h"
+#include "wire/qs-wire.h"
 
 #include <lz4.h>
 #include <spice/enums.h>

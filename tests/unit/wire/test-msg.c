@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Unit tests of the server message builders, byte by byte against spice-protocol.md §2-§5. */
-#include "channels/qs-msg.h"
-#include "channels/qs-wire.h"
+#include "wire/qs-msg.h"
+#include "wire/qs-wire.h"
 
 #include <lz4.h>
 #include <spice/enums.h>

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Unit tests of the set-1 scancode to qnum decoder, with the byte sequences spice-gtk sends. */
-#include "channels/qs-scancode.h"
+#include "wire/qs-scancode.h"
 
 typedef struct {
     GString *log;

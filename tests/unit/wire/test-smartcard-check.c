@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The smartcard channel's VSCard checks and translation: the client's messages to qemu's network-order stream, qemu's stream to the client's messages, the reader's add and remove, and what is refused. */
-#include "channels/qs-smartcard-check.h"
-#include "channels/qs-vmc-msg.h"
+#include "wire/qs-smartcard-check.h"
+#include "wire/qs-vmc-msg.h"
 
 #include <string.h>
 #include <vscard_common.h>

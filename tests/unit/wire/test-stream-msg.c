@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Byte-exact tests of the stream message builders (spice-protocol.md §3.2, §3.5, §3.6) and of the mm_time stamping rule. */
-#include "channels/qs-msg.h"
+#include "wire/qs-msg.h"
 #include "encode/qs-video.h"
 
 #include <spice/enums.h>

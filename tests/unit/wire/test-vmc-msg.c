@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The port channels' parsers and builders: --port-fd's NAME=FD, the client's spicevmc and port messages, PORT_INIT. */
-#include "channels/qs-client-msg.h"
-#include "channels/qs-vmc-msg.h"
-#include "channels/qs-wire.h"
+#include "wire/qs-client-msg.h"
+#include "wire/qs-vmc-msg.h"
+#include "wire/qs-wire.h"
 
 #include <string.h>
 #include <spice/enums.h>
