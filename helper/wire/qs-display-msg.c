@@ -101,11 +101,8 @@ GBytes *qs_msg_draw_copy_jpeg(uint32_t surface_id, int32_t x, int32_t y,
                               QsImageCodec *used)
 {
     GByteArray *b = draw_copy_header(surface_id, x, y, rect);
-    QsImageCodec got = QS_IMAGE_CODEC_JPEG;
+    QsImageCodec got = qs_image_choose_append(TRUE, quality, fallback, rect, image_id, b);
 
-    if (!qs_image_jpeg_append(rect, image_id, quality, b)) {
-        got = qs_image_append(fallback, rect, image_id, b);
-    }
     if (used) {
         *used = got;
     }

@@ -4,6 +4,16 @@
 #include "wire/qs-wire.h"
 
 #include <spice/enums.h>
+#include <string.h>
+
+/* What each image type puts before its codec's bytes: the descriptor, then
+ * BITMAP's header or data_size and the type's own fields. */
+static const size_t image_header[QS_IMAGE_CODEC_COUNT] = {
+    [QS_IMAGE_CODEC_BITMAP] = QS_BITMAP_HEADER_SIZE,
+    [QS_IMAGE_CODEC_LZ4] = QS_LZ4_HEADER_SIZE,
+    [QS_IMAGE_CODEC_JPEG] = QS_JPEG_HEADER_SIZE,
+    [QS_IMAGE_CODEC_LZ] = QS_LZ_HEADER_SIZE - 28u,     /* LZ's own header is the codec's */
+};
 
 /* SpiceImageDescriptor: u64 id; u8 type; u8 flags; u32 width; u32 height. */
 static void put_descriptor(GByteArray *out, uint64_t id, uint8_t type,
@@ -16,6 +26,40 @@ static void put_descriptor(GByteArray *out, uint64_t id, uint8_t type,
     qs_wire_u32(out, height);
 }
 
+/* The image's header for `size` bytes of `codec`; data_size counts
+ * everything after itself. */
+static void put_header(QsImageCodec codec, const QsPixelRect *rect, uint64_t id,
+                       size_t size, GByteArray *out)
+{
+    switch (codec) {
+    case QS_IMAGE_CODEC_BITMAP:
+        put_descriptor(out, id, SPICE_IMAGE_TYPE_BITMAP, rect->width, rect->height);
+        qs_wire_u8(out, SPICE_BITMAP_FMT_32BIT);
+        qs_wire_u8(out, SPICE_BITMAP_FLAGS_TOP_DOWN);
+        qs_wire_u32(out, rect->width);
+        qs_wire_u32(out, rect->height);
+        qs_wire_u32(out, rect->width * 4);  /* rows are packed on the wire */
+        qs_wire_u32(out, 0);                /* palette pointer: none for 32BIT */
+        break;
+    case QS_IMAGE_CODEC_LZ4:
+        put_descriptor(out, id, SPICE_IMAGE_TYPE_LZ4, rect->width, rect->height);
+        qs_wire_u32(out, (uint32_t)(2 + size));
+        qs_wire_u8(out, 1);                 /* top down */
+        qs_wire_u8(out, SPICE_BITMAP_FMT_32BIT);
+        break;
+    case QS_IMAGE_CODEC_JPEG:
+        put_descriptor(out, id, SPICE_IMAGE_TYPE_JPEG, rect->width, rect->height);
+        qs_wire_u32(out, (uint32_t)size);
+        break;
+    case QS_IMAGE_CODEC_LZ:
+        /* SpiceLZRGBData is only data_size and the bytes: LZ's own header
+         * (type, size, top_down) is part of the codec's stream. */
+        put_descriptor(out, id, SPICE_IMAGE_TYPE_LZ_RGB, rect->width, rect->height);
+        qs_wire_u32(out, (uint32_t)size);
+        break;
+    }
+}
+
 size_t qs_image_bitmap_size(uint32_t width, uint32_t height)
 {
     return QS_BITMAP_HEADER_SIZE + qs_enc_raw_size(width, height);
@@ -24,102 +68,82 @@ size_t qs_image_bitmap_size(uint32_t width, uint32_t height)
 void qs_image_bitmap_append(const QsPixelRect *rect, uint64_t id, GByteArray *out)
 {
     g_assert(qs_pixel_rect_valid(rect));
-    put_descriptor(out, id, SPICE_IMAGE_TYPE_BITMAP, rect->width, rect->height);
-    qs_wire_u8(out, SPICE_BITMAP_FMT_32BIT);
-    qs_wire_u8(out, SPICE_BITMAP_FLAGS_TOP_DOWN);
-    qs_wire_u32(out, rect->width);
-    qs_wire_u32(out, rect->height);
-    qs_wire_u32(out, rect->width * 4);  /* rows are packed on the wire */
-    qs_wire_u32(out, 0);                /* palette pointer: none for 32BIT */
+    put_header(QS_IMAGE_CODEC_BITMAP, rect, id, 0, out);
     qs_enc_raw_append(rect, out);
 }
 
-/* A compressed image: the descriptor, u32 data_size, the type's `extra`
- * header bytes, then what `encode` appends within the BITMAP image's size
- * (else it does not pay and `out` is left as it was). */
-typedef gboolean (*EncodeFunc)(const QsPixelRect *rect, int quality, size_t limit,
-                               GByteArray *out);
-
-static gboolean append_compressed(const QsPixelRect *rect, uint64_t id, uint8_t type,
-                                  const uint8_t *extra, guint n_extra, EncodeFunc encode,
-                                  int quality, GByteArray *out)
+/*
+ * The codec's bytes are appended to `out` behind room for a header, and the
+ * header of the codec used goes right in front of them afterwards: the
+ * bytes move by the difference between headers at most, never to another
+ * buffer (a raw image is megabytes, and a fresh buffer's pages cost).
+ */
+static void put_header_before(GByteArray *out, guint start, guint room,
+                              QsImageCodec codec, const QsPixelRect *rect, uint64_t id)
 {
-    size_t limit = qs_image_bitmap_size(rect->width, rect->height);
-    size_t start = out->len;
-    size_t size_at;
+    guint size = out->len - start - room;
+    g_autoptr(GByteArray) header = g_byte_array_sized_new(QS_BITMAP_HEADER_SIZE);
 
-    g_assert(qs_pixel_rect_valid(rect));
-    put_descriptor(out, id, type, rect->width, rect->height);
-    size_at = out->len;
-    qs_wire_u32(out, 0);                /* data_size, patched below */
-    g_byte_array_append(out, extra, n_extra);
-    if (!encode(rect, quality, limit - (out->len - start), out)) {
-        g_byte_array_set_size(out, (guint)start);
-        return FALSE;
+    put_header(codec, rect, id, size, header);
+    g_assert(header->len == image_header[codec] && header->len <= room);
+    if (header->len < room) {
+        memmove(out->data + start + header->len, out->data + start + room, size);
+        g_byte_array_set_size(out, start + header->len + size);
     }
-    /* data_size counts everything after itself. */
-    qs_wire_set_u32(out, size_at, (uint32_t)(out->len - size_at - 4));
-    return TRUE;
+    memcpy(out->data + start, header->data, header->len);
 }
 
-static gboolean encode_lz4(const QsPixelRect *rect, int quality, size_t limit,
-                           GByteArray *out)
+/* One codec, no fallback: FALSE, `out` as it was, when it does not pay. */
+static gboolean append_one(QsImageCodec codec, const QsPixelRect *rect, uint64_t id,
+                           int quality, GByteArray *out)
 {
-    (void)quality;
-    return qs_enc_lz4_append(rect, limit, out);
+    guint start = out->len;
+    guint room = (guint)image_header[codec];
+
+    g_byte_array_set_size(out, start + room);
+    if (!qs_image_codec_try(codec, quality, image_header, rect, out)) {
+        g_byte_array_set_size(out, start);
+        return FALSE;
+    }
+    put_header_before(out, start, room, codec, rect, id);
+    return TRUE;
 }
 
 gboolean qs_image_lz4_append(const QsPixelRect *rect, uint64_t id, GByteArray *out)
 {
-    const uint8_t top_down_fmt[2] = { 1, SPICE_BITMAP_FMT_32BIT };
-
-    return append_compressed(rect, id, SPICE_IMAGE_TYPE_LZ4, top_down_fmt,
-                             sizeof(top_down_fmt), encode_lz4, 0, out);
-}
-
-static gboolean encode_lz(const QsPixelRect *rect, int quality, size_t limit,
-                          GByteArray *out)
-{
-    (void)quality;
-    return qs_enc_lz_append(rect, limit, out);
+    return append_one(QS_IMAGE_CODEC_LZ4, rect, id, 0, out);
 }
 
 gboolean qs_image_lz_append(const QsPixelRect *rect, uint64_t id, GByteArray *out)
 {
-    /* SpiceLZRGBData is only data_size and the bytes: LZ's own header
-     * (type, size, top_down) is part of the codec's stream. */
-    return append_compressed(rect, id, SPICE_IMAGE_TYPE_LZ_RGB, NULL, 0, encode_lz, 0, out);
+    return append_one(QS_IMAGE_CODEC_LZ, rect, id, 0, out);
 }
 
 gboolean qs_image_jpeg_append(const QsPixelRect *rect, uint64_t id, int quality,
                               GByteArray *out)
 {
-    return append_compressed(rect, id, SPICE_IMAGE_TYPE_JPEG, NULL, 0,
-                             qs_enc_jpeg_append, quality, out);
+    return append_one(QS_IMAGE_CODEC_JPEG, rect, id, quality, out);
+}
+
+QsImageCodec qs_image_choose_append(gboolean lossy, int quality, QsImageCodec lossless,
+                                    const QsPixelRect *rect, uint64_t id, GByteArray *out)
+{
+    const QsImageCodecChoice choice = { lossy, quality, lossless, image_header };
+    guint start = out->len;
+    QsImageCodec used;
+
+    g_byte_array_set_size(out, start + QS_BITMAP_HEADER_SIZE);
+    used = qs_image_codec_encode(&choice, rect, out);
+    put_header_before(out, start, QS_BITMAP_HEADER_SIZE, used, rect, id);
+    return used;
 }
 
 QsImageCodec qs_image_append(QsImageCodec codec, const QsPixelRect *rect,
                              uint64_t id, GByteArray *out)
 {
-    switch (codec) {
-    case QS_IMAGE_CODEC_LZ4:
-        if (qs_image_lz4_append(rect, id, out)) {
-            return QS_IMAGE_CODEC_LZ4;
-        }
-        break;
-    case QS_IMAGE_CODEC_LZ:
-        if (qs_image_lz_append(rect, id, out)) {
-            return QS_IMAGE_CODEC_LZ;
-        }
-        break;
-    case QS_IMAGE_CODEC_JPEG:
-        if (qs_image_jpeg_append(rect, id, QS_JPEG_QUALITY_DEFAULT, out)) {
-            return QS_IMAGE_CODEC_JPEG;
-        }
-        break;
-    case QS_IMAGE_CODEC_BITMAP:
-        break;
+    if (codec == QS_IMAGE_CODEC_JPEG) {
+        return qs_image_choose_append(TRUE, QS_JPEG_QUALITY_DEFAULT, QS_IMAGE_CODEC_BITMAP,
+                                      rect, id, out);
     }
-    qs_image_bitmap_append(rect, id, out);
-    return QS_IMAGE_CODEC_BITMAP;
+    return qs_image_choose_append(FALSE, 0, codec, rect, id, out);
 }

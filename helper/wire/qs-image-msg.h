@@ -5,7 +5,7 @@
 #include <glib.h>
 #include <stdint.h>
 
-#include "encode/qs-encoder.h"
+#include "encode/qs-image-codec.h"
 
 /*
  * Each function appends one complete SPICE Image (ImageDescriptor followed by
@@ -42,8 +42,13 @@ gboolean qs_image_lz_append(const QsPixelRect *rect, uint64_t id, GByteArray *ou
 gboolean qs_image_jpeg_append(const QsPixelRect *rect, uint64_t id, int quality,
                               GByteArray *out);
 
-/* The one switch on codec: an image in `codec`, or BITMAP when that does not
- * pay; returns the codec used. At most qs_image_bitmap_size() bytes. `rect`
- * must be valid (qs_pixel_rect_valid). JPEG is at QS_JPEG_QUALITY_DEFAULT. */
+/* The image encode's codec table chooses (qs_image_codec_encode): JPEG at
+ * `quality` when `lossy` and it pays, else `lossless` (not JPEG) when it
+ * pays, else BITMAP; returns the codec used. At most qs_image_bitmap_size()
+ * bytes. `rect` must be valid (qs_pixel_rect_valid). */
+QsImageCodec qs_image_choose_append(gboolean lossy, int quality, QsImageCodec lossless,
+                                    const QsPixelRect *rect, uint64_t id, GByteArray *out);
+/* An image in `codec` (JPEG at QS_JPEG_QUALITY_DEFAULT), or BITMAP when that
+ * does not pay; returns the codec used. */
 QsImageCodec qs_image_append(QsImageCodec codec, const QsPixelRect *rect,
                              uint64_t id, GByteArray *out);
