@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* Little-endian marshalling of SPICE messages, for the channels that frame them. */
+/* Little-endian marshalling of the fields of SPICE messages: put and get, no state. */
 #pragma once
 
 #include <glib.h>
