@@ -12,7 +12,7 @@
 #include "channels/qs-agent-guest.h"
 #include "channels/qs-channels.h"
 #include "channels/qs-vmc-bridge.h"
-#include "channels/qs-vmc-msg.h"
+#include "wire/qs-vmc-msg.h"
 #include "display/qs-console.h"
 #include "display/qs-display.h"
 #include "display/qs-ui-info.h"

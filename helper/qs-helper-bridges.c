@@ -2,7 +2,7 @@
 /* The chardev bridges (qs-helper-bridges.h). */
 
 #include <spice/enums.h>
-#include "channels/qs-vmc-msg.h"
+#include "wire/qs-vmc-msg.h"
 #include "net/qs-chardev.h"
 #include "qs-helper-bridges.h"
 

@@ -4,7 +4,7 @@
 
 #include <spice/enums.h>
 
-#include "channels/qs-vmc-msg.h"
+#include "wire/qs-vmc-msg.h"
 #include "display/qs-chardev-names.h"
 #include "net/qs-chardev.h"
 

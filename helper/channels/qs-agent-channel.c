@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The emulated agent of a main channel: tokens both ways, reassembly, clipboard to and from the backend. */
 #include "channels/qs-agent-private.h"
-#include "channels/qs-wire.h"
+#include "wire/qs-wire.h"
 
 #include <spice/enums.h>
 #include <spice/protocol.h>

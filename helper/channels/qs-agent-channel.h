@@ -6,7 +6,7 @@
 #include <stdint.h>
 
 #include "channels/qs-channel.h"
-#include "channels/qs-agent.h"
+#include "wire/qs-agent.h"
 
 /* The hub (qs-channels.h), to the agent only the key under which main.c
  * registers the clipboard backend and the monitors sink; never called. */

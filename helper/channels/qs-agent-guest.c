@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The guest's agent on its virtio port: chunks to and from the current control client's main channel. */
-#include "channels/qs-agent-chunk.h"
+#include "wire/qs-agent-chunk.h"
 #include "channels/qs-agent-private.h"
-#include "channels/qs-wire.h"
+#include "wire/qs-wire.h"
 
 #include <spice/vd_agent.h>
 

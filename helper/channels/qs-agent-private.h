@@ -3,7 +3,7 @@
 #pragma once
 
 #include "channels/qs-agent-channel.h"
-#include "channels/qs-agent.h"
+#include "wire/qs-agent.h"
 #include "channels/qs-agent-guest.h"
 
 #define N_SELECTIONS 3u

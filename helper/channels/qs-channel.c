@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The base of every channel: parses client messages, handles the base ones, keeps ACK and RTT state. */
 #include "channels/qs-channel.h"
-#include "channels/qs-msg.h"
+#include "wire/qs-msg.h"
 #include "channels/qs-session.h"
 
 #include <spice/enums.h>

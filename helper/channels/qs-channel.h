@@ -5,7 +5,7 @@
 #include <glib.h>
 #include <stdint.h>
 
-#include "channels/qs-client-msg.h"
+#include "wire/qs-client-msg.h"
 #include "net/qs-conn.h"
 
 typedef struct QsChannel QsChannel;

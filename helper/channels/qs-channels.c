@@ -2,7 +2,7 @@
 /* The channel layer's front door: link decisions for net, the client sessions, qemu-side changes in. */
 #include "channels/qs-agent-channel.h"
 #include "channels/qs-channels-private.h"
-#include "channels/qs-msg.h"
+#include "wire/qs-msg.h"
 #include "channels/qs-image-share.h"
 #include "channels/qs-stream-share.h"
 #include "channels/qs-vmc-bridge.h"

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The cursor channel: the guest pointer's shape (ALPHA) and position from qemu's cursor state. */
-#include "channels/qs-msg.h"
+#include "wire/qs-msg.h"
 #include "channels/qs-session.h"
 
 #include <spice/enums.h>

@@ -6,7 +6,7 @@
 #include <gio/gio.h>
 #include <stdint.h>
 
-#include "channels/qs-msg.h"
+#include "wire/qs-msg.h"
 #include "channels/qs-image-share.h"
 #include "channels/qs-session.h"
 #include "channels/qs-stream-share.h"

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Lossless images shared by the viewers of one console: the kept images, their comparison, the id each copy gets. */
 #include "channels/qs-image-share.h"
-#include "channels/qs-msg.h"
+#include "wire/qs-msg.h"
 
 #include <string.h>
 

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The main channel: INIT, the channel list, mouse modes, and the emulated agent (qs-agent-channel.c). */
 #include "channels/qs-agent-channel.h"
-#include "channels/qs-msg.h"
+#include "wire/qs-msg.h"
 #include "channels/qs-session.h"
 #include "channels/qs-vmc-bridge.h"
 #include "flow/qs-frame-time.h"

@@ -3,8 +3,8 @@
 #include "channels/qs-vmc-bridge.h"
 #include "channels/qs-channel.h"
 #include "channels/qs-session.h"
-#include "channels/qs-smartcard-check.h"
-#include "channels/qs-usbredir-check.h"
+#include "wire/qs-smartcard-check.h"
+#include "wire/qs-usbredir-check.h"
 
 #include <spice/enums.h>
 

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* A spicevmc channel (port, webdav) on a QsVmcBridge: PORT_INIT and PORT_EVENT for ports, SPICEVMC_DATA both ways. */
-#include "channels/qs-msg.h"
+#include "wire/qs-msg.h"
 #include "channels/qs-session.h"
 #include "channels/qs-vmc-bridge.h"
-#include "channels/qs-vmc-msg.h"
+#include "wire/qs-vmc-msg.h"
 
 #include <spice/enums.h>
 #include <spice/protocol.h>

@@ -7,9 +7,10 @@
 
 /*
  * Each codec appends its compressed bytes to `out`, nothing more: the SPICE
- * image around them (descriptor, per-type header) is the display channel's
- * framing (channels/qs-image-msg.h). Pixels are x8r8g8b8 in memory order
- * B, G, R, X, i.e. SPICE_BITMAP_FMT_32BIT.
+ * image around them (descriptor, per-type header) is wire's framing
+ * (wire/qs-image-msg.h), and which codec an image gets, falling back when
+ * one does not pay, is qs-image-codec.h's. Pixels are x8r8g8b8 in memory
+ * order B, G, R, X, i.e. SPICE_BITMAP_FMT_32BIT.
  */
 
 typedef enum {
@@ -59,5 +60,3 @@ gboolean qs_enc_lz_append(const QsPixelRect *rect, size_t limit, GByteArray *out
 #define QS_JPEG_QUALITY_444 90
 gboolean qs_enc_jpeg_append(const QsPixelRect *rect, int quality, size_t limit,
                             GByteArray *out);
-
-const char *qs_image_codec_name(QsImageCodec codec);

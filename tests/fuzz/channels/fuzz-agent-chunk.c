@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Fuzz target: what the guest's agent writes on its port (VDIChunkHeader framing, then message boundaries of the client port's data), as the guest agent bridge reads it. */
-#include "channels/qs-agent-chunk.h"
-#include "channels/qs-agent.h"
+#include "wire/qs-agent-chunk.h"
+#include "wire/qs-agent.h"
 
 #include <spice/vd_agent.h>
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Fuzz target: VDAgent reassembly and the clipboard and monitors body parsers (as the main channel feeds them). */
-#include "channels/qs-agent.h"
+#include "wire/qs-agent.h"
 
 #include <spice/vd_agent.h>
 

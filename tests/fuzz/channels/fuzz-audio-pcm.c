@@ -3,7 +3,7 @@
 #include "channels/qs-playback.h"
 #include "encode/qs-audio-opus.h"
 #include "encode/qs-audio-resample.h"
-#include "channels/qs-wire.h"
+#include "wire/qs-wire.h"
 
 /*
  * Input: u8 bits; u8 flags (bit 0 signed, 1 float, 2 big-endian);

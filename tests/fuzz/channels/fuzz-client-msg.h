@@ -2,8 +2,8 @@
 /* Shared body of the client-message fuzz targets: u16 type (LE) + message body. */
 #pragma once
 
-#include "channels/qs-client-msg.h"
-#include "channels/qs-scancode.h"
+#include "wire/qs-client-msg.h"
+#include "wire/qs-scancode.h"
 
 #include <spice/enums.h>
 

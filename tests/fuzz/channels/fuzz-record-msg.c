@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Fuzz target: the record channel's client-message parser, a DATA as an Opus packet, and its sound through QsAudioPace to qemu's Reads. */
-#include "channels/qs-client-msg.h"
+#include "wire/qs-client-msg.h"
 #include "encode/qs-audio-opus-dec.h"
 #include "flow/qs-audio-pace.h"
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Fuzz target: the smartcard channel's VSCard checks (qs-smartcard-check.c), the client's messages and qemu's stream interleaved. */
-#include "channels/qs-smartcard-check.h"
+#include "wire/qs-smartcard-check.h"
 
 #include <string.h>
 #include <vscard_common.h>

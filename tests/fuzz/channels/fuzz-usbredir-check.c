@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Fuzz target: the usbredir check the helper runs a client's usbredir stream through (qs-usbredir-check.c), with qemu's hello first. */
-#include "channels/qs-usbredir-check.h"
-#include "channels/qs-wire.h"
+#include "wire/qs-usbredir-check.h"
+#include "wire/qs-wire.h"
 
 #include <string.h>
 

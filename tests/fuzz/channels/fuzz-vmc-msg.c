@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Fuzz target: what the helper parses for its chardev bridges: a spicevmc or port channel's client messages, and --port-fd's NAME=FD. */
-#include "channels/qs-client-msg.h"
-#include "channels/qs-vmc-msg.h"
-#include "channels/qs-wire.h"
+#include "wire/qs-client-msg.h"
+#include "wire/qs-vmc-msg.h"
+#include "wire/qs-wire.h"
 
 #include <string.h>
 #include <spice/enums.h>

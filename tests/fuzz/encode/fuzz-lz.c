@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Fuzz target: the SPICE LZ encoder on any pixels qemu could hand it, checked by decoding. */
 #include "encode/qs-encoder.h"
-#include "../../unit/channels/lz-decode.h"
+#include "../../unit/wire/lz-decode.h"
 
 #include <string.h>
 

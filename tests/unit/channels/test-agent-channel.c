@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Unit tests of the main channel's emulated agent over a fake connection, a fake clipboard backend and a fake monitors sink. */
 #include "channels/qs-agent-channel.h"
-#include "channels/qs-agent.h"
+#include "wire/qs-agent.h"
 #include "channels/qs-channels.h"
-#include "channels/qs-wire.h"
+#include "wire/qs-wire.h"
 #include "fake-peers.h"
 
 #include <spice/enums.h>

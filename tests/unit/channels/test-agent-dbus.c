@@ -2,9 +2,9 @@
 /* The agent with display's QsClipboard against a fake qemu clipboard over peer-to-peer D-Bus. */
 #include "channels/qs-agent-channel.h"
 #include "channels/qs-agent-clipboard.h"
-#include "channels/qs-agent.h"
+#include "wire/qs-agent.h"
 #include "channels/qs-channels.h"
-#include "channels/qs-wire.h"
+#include "wire/qs-wire.h"
 #include "fake-peers.h"
 #include "qs-dbus-display1.h"
 

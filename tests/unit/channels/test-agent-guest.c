@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The guest's own agent behind the main channel: a socketpair as the guest agent's port, fake connections as control and view-only clients. */
 #include "channels/qs-agent-channel.h"
-#include "channels/qs-agent-chunk.h"
+#include "wire/qs-agent-chunk.h"
 #include "channels/qs-agent-guest.h"
-#include "channels/qs-agent.h"
+#include "wire/qs-agent.h"
 #include "channels/qs-channels.h"
-#include "channels/qs-wire.h"
+#include "wire/qs-wire.h"
 #include "fake-peers.h"
 
 #include <errno.h>

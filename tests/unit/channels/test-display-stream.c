@@ -2,7 +2,7 @@
 /* Unit tests of the display channel's streams over a fake connection: detection, codec choice, end and lossless repaint. */
 #include "channels/qs-channels.h"
 #include "encode/qs-video.h"
-#include "channels/qs-wire.h"
+#include "wire/qs-wire.h"
 #include "fake-peers.h"
 
 #include <spice/enums.h>

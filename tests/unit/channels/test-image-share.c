@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Unit tests of the lossless images shared by a console's viewers: reuse only for the same codec, place and pixels; ids; bounds. */
 #include "channels/qs-image-share.h"
-#include "channels/qs-msg.h"
+#include "wire/qs-msg.h"
 
 #include <string.h>
 

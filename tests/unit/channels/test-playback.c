@@ -3,7 +3,7 @@
 #include "channels/qs-channels.h"
 #include "channels/qs-playback.h"
 #include "encode/qs-audio-opus.h"
-#include "channels/qs-wire.h"
+#include "wire/qs-wire.h"
 #include "fake-peers.h"
 
 #include <spice/enums.h>

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Unit tests of the channel state machines over fake connections: link, display, inputs, cursor, sessions. */
 #include "channels/qs-channels.h"
-#include "channels/qs-wire.h"
+#include "wire/qs-wire.h"
 #include "fake-peers.h"
-#include "lz-decode.h"
+#include "../wire/lz-decode.h"
 
 #include <lz4.h>
 #include <spice/enums.h>

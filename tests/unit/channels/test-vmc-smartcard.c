@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The smartcard channel's bridge: a socketpair as qemu's ccid-card-passthru chardev, the fake connection as the client; the VSCard translation both ways, a bad message closing the channel before qemu sees it, and the reader removed with its client (the checks themselves: test-smartcard-check.c). */
 #include "channels/qs-channels.h"
-#include "channels/qs-smartcard-check.h"
+#include "wire/qs-smartcard-check.h"
 #include "channels/qs-vmc-bridge.h"
 #include "fake-peers.h"
 #include "vmc-fixture.h"

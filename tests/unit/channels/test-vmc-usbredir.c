@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The usbredir channel's bridge: qemu's connection taken only while a client channel is attached, ended when it goes, the client's bytes kept until qemu connects. */
-#include "channels/qs-vmc-msg.h"
-#include "channels/qs-usbredir-check.h"
-#include "channels/qs-wire.h"
+#include "wire/qs-vmc-msg.h"
+#include "wire/qs-usbredir-check.h"
+#include "wire/qs-wire.h"
 #include "vmc-fixture.h"
 
 #include <errno.h>

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The chardev bridge and the port channel: a socketpair (or a listening socket) as qemu's chardev, a fake connection as the client (the parsers: test-vmc-msg.c). */
 #include "channels/qs-channels.h"
-#include "channels/qs-client-msg.h"
+#include "wire/qs-client-msg.h"
 #include "channels/qs-vmc-bridge.h"
-#include "channels/qs-vmc-msg.h"
-#include "channels/qs-wire.h"
+#include "wire/qs-vmc-msg.h"
+#include "wire/qs-wire.h"
 #include "fake-peers.h"
 #include "vmc-fixture.h"
 

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The chardev bridge tests' fixture: the hub, client links through its callbacks, qemu's end as a socket. */
 #include "vmc-fixture.h"
-#include "channels/qs-client-msg.h"
-#include "channels/qs-vmc-msg.h"
-#include "channels/qs-wire.h"
+#include "wire/qs-client-msg.h"
+#include "wire/qs-vmc-msg.h"
+#include "wire/qs-wire.h"
 
 #include <fcntl.h>
 #include <string.h>
