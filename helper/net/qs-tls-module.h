@@ -2,9 +2,18 @@
 /* The table the TLS module (qemu-spice-tls.so) hands the helper. */
 #pragma once
 
-#include "net/qs-tls.h"
+#include <glib.h>
 
 G_BEGIN_DECLS
+
+/* The module sits below qs-tls.c, which calls through this table: it
+ * names the opaque types qs-tls.h names (C11 allows the same typedef
+ * twice) rather than include the API built on it. */
+typedef struct QsTlsCreds QsTlsCreds;
+typedef struct QsTlsSession QsTlsSession;
+
+/* The largest PEM certificate chain or key accepted from memory. */
+#define QS_TLS_PEM_MAX (256u * 1024u)
 
 /* Bumped whenever the table changes: a module from another build is
  * refused by name rather than called wrongly. */

@@ -20,11 +20,10 @@ gboolean qs_tls_load(GError **error);
  * DIR/ca-cert.pem (optional: the chain's CA, sent to no one, used only if
  * client certificates are ever requested). */
 QsTlsCreds *qs_tls_creds_load(const char *dir, GError **error);
-/* The largest PEM certificate chain or key accepted from memory. */
-#define QS_TLS_PEM_MAX (256u * 1024u)
 
 /* A certificate chain and key given as PEM text (the control surface's
- * ReloadCertificates: a confined helper opens no files). */
+ * ReloadCertificates: a confined helper opens no files), each at most
+ * 256 KiB (the module refuses more). */
 QsTlsCreds *qs_tls_creds_new_from_pem(const guint8 *cert, gsize cert_len,
                                       const guint8 *key, gsize key_len,
                                       GError **error);
