@@ -4,6 +4,12 @@
 
 #include "channels/qs-channel-context.h"
 #include "channels/qs-channels.h"
+#include "channels/qs-cursor-channel.h"
+#include "channels/qs-display-channel.h"
+#include "channels/qs-inputs-channel.h"
+#include "channels/qs-main-channel.h"
+#include "channels/qs-playback-channel.h"
+#include "channels/qs-record-channel.h"
 #include "channels/qs-session.h"
 
 /* A head's change callbacks: which bit they raise. */

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The channel layer's front door: link decisions for net, the client sessions, qemu-side changes in. */
 #include "channels/qs-agent-channel.h"
+#include "channels/qs-channel-types.h"
 #include "channels/qs-channels-private.h"
 #include "channels/qs-msg.h"
 #include "channels/qs-image-share.h"
@@ -128,6 +129,7 @@ QsChannels *qs_channels_new(const QsChannelsConfig *config)
     }
     ctx->n_bridges = config->n_bridges;
     ctx->max_fps = config->max_fps;
+    ctx->channel_types = qs_channel_types;
     ctx->ops = &context_ops;
     ctx->owner = hub;
     g_assert(config->max_sessions <= QS_CHANNELS_MAX_SESSIONS);

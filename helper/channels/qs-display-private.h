@@ -6,6 +6,7 @@
 #include <gio/gio.h>
 #include <stdint.h>
 
+#include "channels/qs-display-channel.h"
 #include "channels/qs-msg.h"
 #include "channels/qs-image-share.h"
 #include "channels/qs-session.h"

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The inputs channel: keys (set-1 scancodes) and mouse events to qemu, lock-key state both ways. */
+#include "channels/qs-inputs-channel.h"
 #include "channels/qs-msg.h"
 #include "channels/qs-scancode.h"
 #include "channels/qs-session.h"
