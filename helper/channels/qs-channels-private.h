@@ -2,6 +2,7 @@
 /* The hub's state, shared by its own files only: qs-channels.c, qs-channels-sessions.c and qs-channels-audio.c. */
 #pragma once
 
+#include "channels/qs-agent-channel.h"
 #include "channels/qs-channel-context.h"
 #include "channels/qs-channels.h"
 #include "channels/qs-cursor-channel.h"
@@ -43,6 +44,9 @@ struct QsChannels {
     guint full_unlogged;        /* refusals since, not logged */
     QsChannelsSessionsFunc sessions_func;
     gpointer sessions_data;
+
+    /* What its sessions' agents serve (qs-channels-agent.c). */
+    QsAgentHost *agents;
 };
 
 /* qs-channels-sessions.c */

@@ -1,6 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The channel layer's front door: link decisions for net, the client sessions, qemu-side changes in. */
-#include "channels/qs-agent-channel.h"
 #include "channels/qs-channel-types.h"
 #include "channels/qs-channels-private.h"
 #include "channels/qs-msg.h"
@@ -90,7 +89,7 @@ static QsAgent *agent_new(QsChannel *main, gpointer owner)
 
     /* A view-only client's agent serves nothing (no clipboard, no
      * monitors config): it is announced as absent. */
-    return qs_agent_new(main, main->session->view_only ? NULL : hub, hub->ctx.n_heads);
+    return qs_agent_new(main, main->session->view_only ? NULL : hub->agents, hub->ctx.n_heads);
 }
 
 static gboolean may_record(QsSession *session, gpointer owner)
@@ -137,6 +136,7 @@ QsChannels *qs_channels_new(const QsChannelsConfig *config)
                                              : QS_CHANNELS_DEFAULT_SESSIONS;
     hub->when_full = config->when_full;
     hub->sessions = g_ptr_array_new();
+    hub->agents = qs_agent_host_new();
 
     hub->wake = qs_wake_source_new("qs-channels-wake", on_wake, hub, context);
 
@@ -187,6 +187,7 @@ void qs_channels_free(QsChannels *hub)
     for (guint i = 0; i < hub->ctx.n_bridges; i++) {
         qs_vmc_bridge_free(hub->ctx.bridges[i]);
     }
+    qs_agent_host_free(hub->agents);
     g_source_destroy(hub->wake);
     g_source_unref(hub->wake);
     g_free(hub->vm_name);

@@ -4,6 +4,7 @@
 #include "channels/qs-agent-chunk.h"
 #include "channels/qs-agent-guest.h"
 #include "channels/qs-agent.h"
+#include "channels/qs-channels-agent.h"
 #include "channels/qs-channels.h"
 #include "channels/qs-wire.h"
 #include "fake-peers.h"
