@@ -1,54 +1,37 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* The hub's clipboard backend: which agent serves it, and its events passed to that client. */
+/* The host's clipboard backend: which agent serves it, and its events passed to that client. */
 #include "channels/qs-agent-private.h"
 
 #include <spice/enums.h>
 #include <spice/protocol.h>
 #include <spice/vd_agent.h>
 
-/* One hub per helper; the list only keeps tests with several hubs apart. */
-static GSList *backends;
-
-QsAgentBackend *qs_agent_backend_for(QsChannels *hub)
+void qs_agent_host_set_backend(QsAgentHost *host, const QsAgentBackendOps *ops,
+                               gpointer backend, gboolean available)
 {
-    for (GSList *l = backends; l; l = l->next) {
-        QsAgentBackend *be = l->data;
-
-        if (be->hub == hub) {
-            return be;
-        }
-    }
-    return NULL;
-}
-
-void qs_agent_set_backend(QsChannels *hub, const QsAgentBackendOps *ops,
-                          gpointer backend, gboolean available)
-{
-    QsAgentBackend *be = qs_agent_backend_for(hub);
+    QsAgentBackend *be = g_steal_pointer(&host->be);
 
     if (be) {
         if (be->current) {
             qs_agent_reset(be->current);
             be->current->be = NULL;
         }
-        backends = g_slist_remove(backends, be);
         g_free(be);
     }
     if (!ops) {
         return;
     }
     be = g_new0(QsAgentBackend, 1);
-    be->hub = hub;
     be->ops = ops;
     be->backend = backend;
     be->available = available;
-    backends = g_slist_prepend(backends, be);
+    host->be = be;
 }
 
-/* The hub's live agent, if its channel is still in a session. */
-static QsAgent *live_agent(QsChannels *hub, QsAgentBackend **ret_be)
+/* The host's live agent, if its channel is still in a session. */
+static QsAgent *live_agent(QsAgentHost *host, QsAgentBackend **ret_be)
 {
-    QsAgentBackend *be = qs_agent_backend_for(hub);
+    QsAgentBackend *be = host->be;
 
     *ret_be = be;
     if (!be || !be->current || !be->current->ch->session) {
@@ -57,10 +40,10 @@ static QsAgent *live_agent(QsChannels *hub, QsAgentBackend **ret_be)
     return be->current;
 }
 
-void qs_agent_backend_available(QsChannels *hub, gboolean available)
+void qs_agent_host_backend_available(QsAgentHost *host, gboolean available)
 {
     QsAgentBackend *be;
-    QsAgent *a = live_agent(hub, &be);
+    QsAgent *a = live_agent(host, &be);
 
     if (!be || be->available == !!available) {
         return;
@@ -81,10 +64,10 @@ void qs_agent_backend_available(QsChannels *hub, gboolean available)
     }
 }
 
-void qs_agent_backend_grab(QsChannels *hub, uint8_t sel)
+void qs_agent_host_backend_grab(QsAgentHost *host, uint8_t sel)
 {
     QsAgentBackend *be;
-    QsAgent *a = live_agent(hub, &be);
+    QsAgent *a = live_agent(host, &be);
 
     if (!be || sel >= N_SELECTIONS) {
         return;
@@ -96,10 +79,10 @@ void qs_agent_backend_grab(QsChannels *hub, uint8_t sel)
     }
 }
 
-void qs_agent_backend_release(QsChannels *hub, uint8_t sel)
+void qs_agent_host_backend_release(QsAgentHost *host, uint8_t sel)
 {
     QsAgentBackend *be;
-    QsAgent *a = live_agent(hub, &be);
+    QsAgent *a = live_agent(host, &be);
 
     if (!be || sel >= N_SELECTIONS || !be->backend_owns[sel]) {
         return;
@@ -110,10 +93,10 @@ void qs_agent_backend_release(QsChannels *hub, uint8_t sel)
     }
 }
 
-void qs_agent_backend_request(QsChannels *hub, uint8_t sel)
+void qs_agent_host_backend_request(QsAgentHost *host, uint8_t sel)
 {
     QsAgentBackend *be;
-    QsAgent *a = live_agent(hub, &be);
+    QsAgent *a = live_agent(host, &be);
 
     if (!be) {
         return;
@@ -133,10 +116,10 @@ void qs_agent_backend_request(QsChannels *hub, uint8_t sel)
     a->providing[sel] = TRUE;
 }
 
-void qs_agent_backend_data(QsChannels *hub, uint8_t sel, GBytes *text)
+void qs_agent_host_backend_data(QsAgentHost *host, uint8_t sel, GBytes *text)
 {
     QsAgentBackend *be;
-    QsAgent *a = live_agent(hub, &be);
+    QsAgent *a = live_agent(host, &be);
     size_t size = text ? g_bytes_get_size(text) : 0;
 
     if (!a || sel >= N_SELECTIONS || !a->fetching[sel]) {

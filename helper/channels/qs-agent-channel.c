@@ -1,68 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* The emulated agent of a main channel: tokens both ways, reassembly, clipboard to and from the backend. */
+/* The emulated agent of a main channel: the client's agent messages (reassembled, under tokens), clipboard to and from the backend, its life; its parts are in qs-agent-private.h. */
 #include "channels/qs-agent-private.h"
-#include "wire/qs-wire.h"
 
 #include <spice/enums.h>
 #include <spice/protocol.h>
 #include <spice/vd_agent.h>
-
-/* Bytes of AGENT_DATA waiting for client tokens; one clipboard and some. */
-#define OUT_MAX (QS_AGENT_CLIPBOARD_MSG_MAX + 65536u)
-/* Tokens are returned in batches, once this many pieces were consumed. */
-#define TOKEN_BATCH (QS_AGENT_TOKENS / 2)
-
-/* ---- sending ---------------------------------------------------------------- */
-
-GBytes *qs_agent_u32_body(uint32_t v)
-{
-    GByteArray *b = g_byte_array_sized_new(4);
-
-    qs_wire_u32(b, v);
-    return g_byte_array_free_to_bytes(b);
-}
-
-static void flush(QsAgent *a)
-{
-    while (a->client_tokens > 0 && !g_queue_is_empty(&a->out) &&
-           qs_channel_can_send(a->ch)) {
-        GBytes *piece = g_queue_pop_head(&a->out);
-
-        a->out_bytes -= g_bytes_get_size(piece);
-        a->client_tokens--;
-        qs_channel_send(a->ch, SPICE_MSG_MAIN_AGENT_DATA, piece);
-    }
-}
-
-gboolean qs_agent_send_msg(QsAgent *a, uint32_t type, GBytes *body)
-{
-    size_t size = g_bytes_get_size(body);
-
-    if (!a->started || a->out_bytes + size > OUT_MAX) {
-        g_bytes_unref(body);
-        return FALSE;
-    }
-    a->out_bytes += QS_AGENT_HEADER_SIZE + size;
-    qs_agent_build(type, g_bytes_get_data(body, NULL), size, &a->out);
-    g_bytes_unref(body);
-    flush(a);
-    return TRUE;
-}
-
-gboolean qs_agent_selection_ok(QsAgent *a, uint8_t sel)
-{
-    return sel < N_SELECTIONS &&
-           (sel == VD_AGENT_CLIPBOARD_SELECTION_CLIPBOARD || a->selection);
-}
-
-void qs_agent_send_grab(QsAgent *a, uint8_t sel)
-{
-    uint32_t text = VD_AGENT_CLIPBOARD_UTF8_TEXT;
-
-    if (a->caps_received && qs_agent_selection_ok(a, sel)) {
-        qs_agent_send_msg(a, VD_AGENT_CLIPBOARD_GRAB, qs_agent_grab_body(a->selection, sel, &text, 1));
-    }
-}
 
 static void send_caps(QsAgent *a, gboolean request)
 {
@@ -73,7 +15,7 @@ static void send_caps(QsAgent *a, gboolean request)
     /* Clients then refuse file drops themselves. */
     caps[0] |= 1u << VD_AGENT_CAP_FILE_XFER_DISABLED;
     /* Only where a sink can ask qemu for the mode (qs-agent-resize.c). */
-    if (qs_agent_has_monitors_sink(a->hub)) {
+    if (a->host && a->host->monitors) {
         caps[0] |= 1u << VD_AGENT_CAP_MONITORS_CONFIG;
         caps[0] |= 1u << VD_AGENT_CAP_REPLY;
         /* Monitor i stays at index i when others are disabled: without
@@ -87,21 +29,6 @@ static void send_caps(QsAgent *a, gboolean request)
 }
 
 /* ---- client messages ------------------------------------------------------------- */
-
-static gboolean keep_type(uint32_t type)
-{
-    switch (type) {
-    case VD_AGENT_ANNOUNCE_CAPABILITIES:
-    case VD_AGENT_CLIPBOARD_GRAB:
-    case VD_AGENT_CLIPBOARD_REQUEST:
-    case VD_AGENT_CLIPBOARD:
-    case VD_AGENT_CLIPBOARD_RELEASE:
-    case VD_AGENT_MONITORS_CONFIG:
-        return TRUE;
-    default:
-        return FALSE;
-    }
-}
 
 static void on_caps(QsAgent *a, const QsAgentMsg *msg, GError **error)
 {
@@ -255,24 +182,6 @@ static gboolean take_token(QsAgent *a, GError **error)
     return TRUE;
 }
 
-void qs_agent_release_tokens(QsAgent *a)
-{
-    a->tokens_held = FALSE;
-    if (a->consumed >= TOKEN_BATCH) {
-        qs_channel_send(a->ch, SPICE_MSG_MAIN_AGENT_TOKEN, qs_agent_u32_body(a->consumed));
-        a->granted += a->consumed;
-        a->consumed = 0;
-    }
-}
-
-void qs_agent_return_token(QsAgent *a)
-{
-    a->consumed++;
-    if (!a->tokens_held) {
-        qs_agent_release_tokens(a);
-    }
-}
-
 static gboolean on_data(QsAgent *a, const QsClientMsg *msg, GError **error)
 {
     Dispatch d = { a, NULL };
@@ -329,86 +238,29 @@ gboolean qs_agent_handle(QsAgent *a, const QsClientMsg *msg, GError **error)
 
 void qs_agent_writable(QsAgent *a)
 {
-    flush(a);
+    qs_agent_flush(a);
     if (a->guest) {
         qs_agent_guest_steer(a->guest);
     }
 }
 
-void qs_agent_push_piece(QsAgent *a, GBytes *piece)
-{
-    a->out_bytes += g_bytes_get_size(piece);
-    g_queue_push_tail(&a->out, piece);
-    flush(a);
-}
-
-size_t qs_agent_queued_bytes(QsAgent *a)
-{
-    /* Ours only: flush() moves pieces on while the connection can take
-     * them, and its writable callback (qs_agent_writable) comes when it can
-     * again, so this queue empties whenever the client reads. */
-    return a->out_bytes;
-}
-
-void qs_agent_set_connected(QsAgent *a, gboolean connected)
-{
-    qs_agent_reset(a);
-    /* Tokens held for a guest queue that went: the client gets them back. */
-    qs_agent_release_tokens(a);
-    a->connected = connected;
-    if (connected) {
-        qs_channel_send(a->ch, SPICE_MSG_MAIN_AGENT_CONNECTED, NULL);
-    } else {
-        qs_channel_send(a->ch, SPICE_MSG_MAIN_AGENT_DISCONNECTED, qs_agent_u32_body(0));
-    }
-}
-
 /* ---- lifecycle ---------------------------------------------------------------- */
 
-void qs_agent_reset(QsAgent *a)
-{
-    qs_agent_reader_free(a->reader);
-    a->reader = qs_agent_reader_new(keep_type);
-    if (a->whole) {
-        qs_agent_reader_free(a->whole);
-        a->whole = qs_agent_reader_new_whole(QS_AGENT_CLIPBOARD_MSG_MAX);
-    }
-    a->tokens_held = FALSE;
-    g_queue_clear_full(&a->out, (GDestroyNotify)g_bytes_unref);
-    a->out_bytes = 0;
-    a->started = FALSE;
-    a->caps_received = a->caps_sent = a->selection = a->reply_cap = FALSE;
-    a->replies_owed = 0;
-    for (guint i = 0; i < N_SELECTIONS; i++) {
-        if (a->providing[i] && a->be) {
-            a->be->ops->provide(a->be->backend, (uint8_t)i, NULL, 0);
-        }
-        /* What this client offered cannot be fetched any more: qemu must
-         * not keep offering it to the guest (spice-server tells the guest
-         * agent CLIENT_DISCONNECTED, which releases such grabs). */
-        if (a->client_owns[i] && a->be && a->be->available) {
-            a->be->ops->release(a->be->backend, (uint8_t)i);
-        }
-        a->client_owns[i] = a->fetching[i] = FALSE;
-        a->providing[i] = FALSE;
-    }
-}
-
-QsAgent *qs_agent_new(QsChannel *ch, QsChannels *hub, guint n_heads)
+QsAgent *qs_agent_new(QsChannel *ch, QsAgentHost *host, guint n_heads)
 {
     QsAgent *a = g_new0(QsAgent, 1);
 
     a->ch = ch;
-    a->hub = hub;
+    a->host = host;
     a->n_heads = n_heads;
-    a->be = qs_agent_backend_for(hub);
+    a->be = host ? host->be : NULL;
     a->granted = QS_AGENT_TOKENS;
     g_queue_init(&a->out);
-    a->reader = qs_agent_reader_new(keep_type);
-    if (hub && qs_agent_guest_for(hub)) {
+    a->reader = qs_agent_reader_new(qs_agent_keep_type);
+    if (host && host->guest) {
         /* The guest's agent serves; the emulated one steps aside. */
         a->be = NULL;
-        qs_agent_guest_attach(qs_agent_guest_for(hub), a);
+        qs_agent_guest_attach(host->guest, a);
     } else if (a->be) {
         a->be->current = a;
     }
@@ -442,4 +294,26 @@ gboolean qs_agent_announce_connected(QsAgent *a)
 {
     a->connected = a->guest ? qs_agent_guest_ready(a->guest) : a->be && a->be->available;
     return a->connected;
+}
+
+QsAgentHost *qs_agent_host_new(void)
+{
+    return g_new0(QsAgentHost, 1);
+}
+
+/* The helper removes what it set before the hub goes; what is left is
+ * let go without calling it. */
+void qs_agent_host_free(QsAgentHost *host)
+{
+    if (!host) {
+        return;
+    }
+    qs_agent_host_set_guest(host, NULL);
+    if (host->be) {
+        if (host->be->current) {
+            host->be->current->be = NULL;
+        }
+        g_free(host->be);
+    }
+    g_free(host);
 }

@@ -8,9 +8,7 @@
 #include "channels/qs-channel.h"
 #include "wire/qs-agent.h"
 
-/* The hub (qs-channels.h), to the agent only the key under which main.c
- * registers the clipboard backend and the monitors sink; never called. */
-typedef struct QsChannels QsChannels;
+typedef struct QsAgentGuest QsAgentGuest;
 
 /*
  * The helper plays the guest agent toward the SPICE client (spice-protocol.md
@@ -32,21 +30,6 @@ typedef struct {
                     size_t size);
 } QsAgentBackendOps;
 
-/* Main context. One backend per hub; ops NULL removes it (before
- * qs_channels_free). `available`: the backend is usable now. */
-void qs_agent_set_backend(QsChannels *hub, const QsAgentBackendOps *ops,
-                          gpointer backend, gboolean available);
-
-/* From the backend, main context. */
-void qs_agent_backend_available(QsChannels *hub, gboolean available);
-/* The backend owns `selection` with text / no longer owns it. */
-void qs_agent_backend_grab(QsChannels *hub, uint8_t selection);
-void qs_agent_backend_release(QsChannels *hub, uint8_t selection);
-/* The backend wants the client's text: `provide` answers it. */
-void qs_agent_backend_request(QsChannels *hub, uint8_t selection);
-/* The text asked for with `fetch`, or NULL. */
-void qs_agent_backend_data(QsChannels *hub, uint8_t selection, GBytes *text);
-
 /*
  * Monitors configs (resize): the client's monitor i is head i (display
  * channel i, the i-th served console), as spice-gtk numbers the displays
@@ -62,11 +45,26 @@ typedef struct {
     void (*configure)(gpointer sink, guint head, const QsAgentMonitor *monitor);
 } QsAgentMonitorsOps;
 
-/* Main context; ops NULL removes the sink (before qs_channels_free). */
-void qs_agent_set_monitors(QsChannels *hub, const QsAgentMonitorsOps *ops,
-                           gpointer sink);
-/* `applied`: qemu took the mode (the guest may still keep its own). */
-void qs_agent_monitors_done(QsChannels *hub, gboolean applied);
+/* Channels-internal: what the agents of one hub serve (its clipboard
+ * backend, its monitors sink, the guest's agent), and which of them serves
+ * the backend now. The hub owns it (qs-channels-agent.h is its side);
+ * NULL for an agent that serves nothing (a view-only client's). */
+typedef struct QsAgentHost QsAgentHost;
+
+QsAgentHost *qs_agent_host_new(void);
+void qs_agent_host_free(QsAgentHost *host);
+/* The hub's calls of the same names (qs-channels-agent.h), on its host. */
+void qs_agent_host_set_backend(QsAgentHost *host, const QsAgentBackendOps *ops,
+                               gpointer backend, gboolean available);
+void qs_agent_host_backend_available(QsAgentHost *host, gboolean available);
+void qs_agent_host_backend_grab(QsAgentHost *host, uint8_t selection);
+void qs_agent_host_backend_release(QsAgentHost *host, uint8_t selection);
+void qs_agent_host_backend_request(QsAgentHost *host, uint8_t selection);
+void qs_agent_host_backend_data(QsAgentHost *host, uint8_t selection, GBytes *text);
+void qs_agent_host_set_monitors(QsAgentHost *host, const QsAgentMonitorsOps *ops,
+                                gpointer sink);
+void qs_agent_host_monitors_done(QsAgentHost *host, gboolean applied);
+void qs_agent_host_set_guest(QsAgentHost *host, QsAgentGuest *guest);
 
 /* Channels-internal: one per main channel. */
 typedef struct QsAgent QsAgent;
@@ -75,9 +73,9 @@ typedef struct QsAgent QsAgent;
  * REDS_AGENT_WINDOW_SIZE). */
 #define QS_AGENT_TOKENS 10u
 
-/* Becomes the hub's current agent (a newer main channel replaces it);
+/* Becomes its host's current agent (a newer main channel replaces it);
  * the hub makes it for each main channel. */
-QsAgent *qs_agent_new(QsChannel *ch, QsChannels *hub, guint n_heads);
+QsAgent *qs_agent_new(QsChannel *ch, QsAgentHost *host, guint n_heads);
 void qs_agent_free(QsAgent *agent);
 /* For MAIN_INIT.agent_connected; the agent remembers what it told. */
 gboolean qs_agent_announce_connected(QsAgent *agent);

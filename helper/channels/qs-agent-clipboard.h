@@ -2,7 +2,7 @@
 /* Wires qemu's clipboard (display's QsClipboard) to the agent of the hub's client. */
 #pragma once
 
-#include "channels/qs-agent-channel.h"
+#include "channels/qs-channels-agent.h"
 #include "display/qs-clipboard.h"
 
 /* Main context, before qs_clipboard_start. */

@@ -7,7 +7,7 @@
 #include <spice/vd_agent.h>
 
 struct QsAgentGuest {
-    QsChannels *hub;
+    QsAgentHost *host;              /* the one it serves, or NULL */
     QsChardev *chardev;
     QsAgentChunkReader *chunks;
     QsAgentFrame frame;             /* the guest's client-port messages */
@@ -16,21 +16,6 @@ struct QsAgentGuest {
     gboolean broken;                /* bad framing: ignored until it reopens */
     QsAgent *current;               /* the control client it serves, or NULL */
 };
-
-/* One guest agent per helper; the list only keeps tests with several hubs apart. */
-static GSList *guests;
-
-QsAgentGuest *qs_agent_guest_for(QsChannels *hub)
-{
-    for (GSList *l = guests; l; l = l->next) {
-        QsAgentGuest *g = l->data;
-
-        if (g->hub == hub) {
-            return g;
-        }
-    }
-    return NULL;
-}
 
 gboolean qs_agent_guest_ready(QsAgentGuest *g)
 {
@@ -212,21 +197,20 @@ void qs_agent_guest_free(QsAgentGuest *g)
     g_free(g);
 }
 
-void qs_agent_set_guest(QsChannels *hub, QsAgentGuest *guest)
+void qs_agent_host_set_guest(QsAgentHost *host, QsAgentGuest *guest)
 {
-    QsAgentGuest *old = qs_agent_guest_for(hub);
+    QsAgentGuest *old = g_steal_pointer(&host->guest);
 
     if (old) {
         if (old->current) {
             old->current->guest = NULL;
             old->current = NULL;
         }
-        old->hub = NULL;
-        guests = g_slist_remove(guests, old);
+        old->host = NULL;
     }
     if (guest) {
-        guest->hub = hub;
-        guests = g_slist_prepend(guests, guest);
+        guest->host = host;
+        host->guest = guest;
     }
 }
 

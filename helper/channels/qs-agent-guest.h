@@ -6,7 +6,6 @@
 
 #include "net/qs-chardev.h"
 
-typedef struct QsChannels QsChannels;
 typedef struct QsAgentGuest QsAgentGuest;
 
 /*
@@ -32,7 +31,3 @@ typedef struct QsAgentGuest QsAgentGuest;
 QsAgentGuest *qs_agent_guest_new(QsChardev *chardev);
 void qs_agent_guest_free(QsAgentGuest *guest);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(QsAgentGuest, qs_agent_guest_free)
-
-/* Main context: the hub's control sessions use `guest` instead of the
- * emulated agent; NULL removes it (before qs_channels_free). */
-void qs_agent_set_guest(QsChannels *hub, QsAgentGuest *guest);

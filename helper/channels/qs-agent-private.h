@@ -1,16 +1,28 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* What the agent's two halves share: the per-client state and the hub's backend (channels-internal). */
+/* The agent's state, shared by the agent (qs-agent-channel.c) and its parts: the per-client state and its host's (channels-internal). */
 #pragma once
 
 #include "channels/qs-agent-channel.h"
 #include "wire/qs-agent.h"
 #include "channels/qs-agent-guest.h"
 
+#include <spice/vd_agent.h>
+
+/*
+ * The agent (qs-agent-channel.c: client messages, its life) uses its parts,
+ * which use this header and qs-agent-send.c, never the agent's own
+ * functions:
+ *   qs-agent-send.c     toward the client: pieces under its tokens, the
+ *                       tokens given back, the state reset
+ *   qs-agent-backend.c  the host's clipboard backend and its events
+ *   qs-agent-resize.c   the host's monitors sink: configs and replies
+ *   qs-agent-guest.c    the guest's own agent in place of ours
+ */
+
 #define N_SELECTIONS 3u
 
-/* The hub's backend and which agent serves it now. */
+/* The host's backend and which agent serves it now. */
 typedef struct {
-    QsChannels *hub;
     const QsAgentBackendOps *ops;
     gpointer backend;
     gboolean available;
@@ -18,11 +30,18 @@ typedef struct {
     QsAgent *current;
 } QsAgentBackend;
 
+struct QsAgentHost {
+    QsAgentBackend *be;             /* NULL: no clipboard backend */
+    const QsAgentMonitorsOps *monitors;     /* NULL: no monitors sink */
+    gpointer sink;
+    QsAgentGuest *guest;            /* NULL: the emulated agent serves */
+};
+
 struct QsAgent {
     QsChannel *ch;
-    QsChannels *hub;                /* the key of its backend and monitors sink */
+    QsAgentHost *host;              /* NULL: it serves nothing */
     guint n_heads;                  /* the consoles a monitors config may resize */
-    QsAgentBackend *be;             /* NULL: no backend for this hub */
+    QsAgentBackend *be;             /* NULL: no backend for its host */
     gboolean connected;             /* what the client was told */
     gboolean started;               /* AGENT_START seen */
     uint64_t client_tokens;         /* pieces we may send */
@@ -43,11 +62,27 @@ struct QsAgent {
     gboolean tokens_held;           /* guest: its queue is full, tokens wait */
 };
 
-/* qs-agent-backend.c */
-QsAgentBackend *qs_agent_backend_for(QsChannels *hub);
+/* The client's messages the emulated agent reassembles; others are
+ * dropped piece by piece. */
+static inline gboolean qs_agent_keep_type(uint32_t type)
+{
+    switch (type) {
+    case VD_AGENT_ANNOUNCE_CAPABILITIES:
+    case VD_AGENT_CLIPBOARD_GRAB:
+    case VD_AGENT_CLIPBOARD_REQUEST:
+    case VD_AGENT_CLIPBOARD:
+    case VD_AGENT_CLIPBOARD_RELEASE:
+    case VD_AGENT_MONITORS_CONFIG:
+        return TRUE;
+    default:
+        return FALSE;
+    }
+}
 
-/* qs-agent-channel.c */
+/* qs-agent-send.c */
 GBytes *qs_agent_u32_body(uint32_t v);
+/* Sends queued pieces while the client has tokens and the connection room. */
+void qs_agent_flush(QsAgent *a);
 /* Takes `body`. FALSE (nothing queued) when not started or the queue is full. */
 gboolean qs_agent_send_msg(QsAgent *a, uint32_t type, GBytes *body);
 /* Can this client be told about `sel`? */
@@ -68,7 +103,6 @@ size_t qs_agent_queued_bytes(QsAgent *a);
 void qs_agent_set_connected(QsAgent *a, gboolean connected);
 
 /* qs-agent-guest.c */
-QsAgentGuest *qs_agent_guest_for(QsChannels *hub);
 /* The guest agent has spoken on its open port. */
 gboolean qs_agent_guest_ready(QsAgentGuest *guest);
 /* `a` serves the guest's agent from now (the newest control session). */
@@ -81,6 +115,5 @@ void qs_agent_guest_steer(QsAgentGuest *guest);
 gboolean qs_agent_guest_on_data(QsAgent *a, const uint8_t *data, size_t size, GError **error);
 
 /* qs-agent-resize.c */
-gboolean qs_agent_has_monitors_sink(QsChannels *hub);
 /* A client's VD_AGENT_MONITORS_CONFIG; `error` only for a malformed one. */
 void qs_agent_on_monitors(QsAgent *a, const QsAgentMsg *msg, GError **error);

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* The client's monitors config: checked, handed to the hub's sink (qemu's SetUIInfo), answered with VD_AGENT_REPLY. */
+/* The client's monitors config: checked, handed to the host's sink (qemu's SetUIInfo), answered with VD_AGENT_REPLY. */
 #include "channels/qs-agent-private.h"
 #include "display/qs-ratelimit.h"
 
@@ -9,50 +9,13 @@
  * answer gets this many (spice-gtk only logs them). */
 #define REPLIES_OWED_MAX 8u
 
-typedef struct {
-    QsChannels *hub;
-    const QsAgentMonitorsOps *ops;
-    gpointer sink;
-} Sink;
-
-/* One hub per helper; the list only keeps tests with several hubs apart. */
-static GSList *sinks;
 static QsRateLimit refused_rl;
 
-static Sink *sink_for(QsChannels *hub)
+void qs_agent_host_set_monitors(QsAgentHost *host, const QsAgentMonitorsOps *ops,
+                                gpointer sink)
 {
-    for (GSList *l = sinks; l; l = l->next) {
-        Sink *s = l->data;
-
-        if (s->hub == hub) {
-            return s;
-        }
-    }
-    return NULL;
-}
-
-void qs_agent_set_monitors(QsChannels *hub, const QsAgentMonitorsOps *ops,
-                           gpointer sink)
-{
-    Sink *s = sink_for(hub);
-
-    if (s) {
-        sinks = g_slist_remove(sinks, s);
-        g_free(s);
-    }
-    if (!ops) {
-        return;
-    }
-    s = g_new0(Sink, 1);
-    s->hub = hub;
-    s->ops = ops;
-    s->sink = sink;
-    sinks = g_slist_prepend(sinks, s);
-}
-
-gboolean qs_agent_has_monitors_sink(QsChannels *hub)
-{
-    return sink_for(hub) != NULL;
+    host->monitors = ops;
+    host->sink = ops ? sink : NULL;
 }
 
 static void reply(QsAgent *a, gboolean applied)
@@ -85,7 +48,6 @@ void qs_agent_on_monitors(QsAgent *a, const QsAgentMsg *msg, GError **error)
     g_autoptr(GError) bad = NULL;
     QsAgentMonitors mon;
     guint heads = a->n_heads, n, enabled = 0;
-    Sink *s;
 
     if (!qs_agent_parse_monitors(msg, &mon, error)) {
         return;
@@ -109,8 +71,7 @@ void qs_agent_on_monitors(QsAgent *a, const QsAgentMsg *msg, GError **error)
         refused(a, "no monitor of a served console enabled");
         return;
     }
-    s = sink_for(a->hub);
-    if (!s) {
+    if (!a->host || !a->host->monitors) {
         refused(a, "no way to change the mode");
         return;
     }
@@ -124,14 +85,14 @@ void qs_agent_on_monitors(QsAgent *a, const QsAgentMsg *msg, GError **error)
         if (!disabled(m)) {
             g_debug("agent: client asks for %ux%u+%d+%d (%ux%u mm) on head %u", m->width,
                     m->height, m->x, m->y, m->width_mm, m->height_mm, i);
-            s->ops->configure(s->sink, i, m);
+            a->host->monitors->configure(a->host->sink, i, m);
         }
     }
 }
 
-void qs_agent_monitors_done(QsChannels *hub, gboolean applied)
+void qs_agent_host_monitors_done(QsAgentHost *host, gboolean applied)
 {
-    QsAgentBackend *be = qs_agent_backend_for(hub);
+    QsAgentBackend *be = host->be;
     QsAgent *a = be ? be->current : NULL;
 
     if (!a || !a->ch->session) {

@@ -23,6 +23,10 @@ typedef struct QsImageShare QsImageShare;
 typedef struct QsVmcBridge QsVmcBridge;
 typedef struct QsChannel QsChannel;
 typedef struct QsSession QsSession;
+typedef struct QsConn QsConn;
+
+/* Makes a session's channel of one type for its linked connection. */
+typedef QsChannel *(*QsChannelNewFunc)(QsSession *session, QsConn *conn);
 
 /* One served console as its channels see it. */
 typedef struct {
@@ -95,6 +99,9 @@ typedef struct {
     QsVmcBridge *bridges[QS_CHANNELS_MAX_BRIDGES];
     guint n_bridges;
     uint32_t max_fps;           /* streams' frame rate ceiling; 0: the plan's own */
+    /* The channel types served, by SPICE_CHANNEL_* (qs-channel-types.h):
+     * a session makes its channels from it. */
+    const QsChannelNewFunc *channel_types;
     const QsChannelContextOps *ops;
     gpointer owner;
 } QsChannelContext;

@@ -2,7 +2,6 @@
 /* The base of every channel: parses client messages, handles the base ones, keeps ACK and RTT state. */
 #include "channels/qs-channel.h"
 #include "wire/qs-msg.h"
-#include "channels/qs-session.h"
 
 #include <spice/enums.h>
 
@@ -31,8 +30,8 @@ static void on_closed(QsConn *conn, const char *reason, gpointer user_data)
 
     (void)conn;
     (void)reason;
-    if (ch->session) {
-        qs_session_channel_closed(ch->session, ch);
+    if (ch->session && ch->closed) {
+        ch->closed(ch, ch->closed_data);
     }
     if (ch->klass->finalize) {
         ch->klass->finalize(ch);
@@ -59,6 +58,12 @@ QsChannel *qs_channel_new(const QsChannelClass *klass, gsize size,
     ch->rtt_us = -1;
     qs_conn_set_handlers(conn, &handlers, ch, NULL);
     return ch;
+}
+
+void qs_channel_set_closed_func(QsChannel *ch, QsChannelClosedFunc func, gpointer data)
+{
+    ch->closed = func;
+    ch->closed_data = data;
 }
 
 gboolean qs_channel_send(QsChannel *ch, uint16_t type, GBytes *payload)

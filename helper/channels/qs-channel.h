@@ -33,7 +33,12 @@ typedef struct {
     /* Optional: any PONG, with the id it echoes (the base keeps only the
      * RTT of the last PING). */
     void (*pong)(QsChannel *ch, uint32_t id, int64_t now_us);
+    /* Optional: the session's mouse mode changed; the client is told. */
+    void (*mouse_mode)(QsChannel *ch);
 } QsChannelClass;
+
+/* The owner's: its channel is closing (called only while attached, once). */
+typedef void (*QsChannelClosedFunc)(QsChannel *ch, gpointer data);
 
 /* A channel is created on attach and freed from its connection's closed
  * handler, never earlier: the session only forgets it (session = NULL). */
@@ -41,6 +46,8 @@ struct QsChannel {
     const QsChannelClass *klass;
     QsSession *session;             /* NULL once detached */
     QsConn *conn;                   /* owned reference */
+    QsChannelClosedFunc closed;     /* its owner's, while attached */
+    gpointer closed_data;
 
     /* ACK window: after SET_ACK(generation, window) the client sends
      * ACK_SYNC(generation) and one ACK per `window` messages received. */
@@ -75,6 +82,9 @@ gboolean qs_channel_ack_lag(const QsChannel *ch, int64_t *mean_us, int64_t *p95_
  * connection handlers; takes a reference on `conn`. */
 QsChannel *qs_channel_new(const QsChannelClass *klass, gsize size,
                           QsSession *session, QsConn *conn);
+
+/* The session that attaches the channel says how it hears of its end. */
+void qs_channel_set_closed_func(QsChannel *ch, QsChannelClosedFunc func, gpointer data);
 
 /* Sends one message (payload may be NULL, ownership taken). FALSE when the
  * connection is closed or closing. */

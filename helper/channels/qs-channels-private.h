@@ -2,8 +2,15 @@
 /* The hub's state, shared by its own files only: qs-channels.c, qs-channels-sessions.c and qs-channels-audio.c. */
 #pragma once
 
+#include "channels/qs-agent-channel.h"
 #include "channels/qs-channel-context.h"
 #include "channels/qs-channels.h"
+#include "channels/qs-cursor-channel.h"
+#include "channels/qs-display-channel.h"
+#include "channels/qs-inputs-channel.h"
+#include "channels/qs-main-channel.h"
+#include "channels/qs-playback-channel.h"
+#include "channels/qs-record-channel.h"
 #include "channels/qs-session.h"
 
 /* A head's change callbacks: which bit they raise. */
@@ -37,6 +44,9 @@ struct QsChannels {
     guint full_unlogged;        /* refusals since, not logged */
     QsChannelsSessionsFunc sessions_func;
     gpointer sessions_data;
+
+    /* What its sessions' agents serve (qs-channels-agent.c). */
+    QsAgentHost *agents;
 };
 
 /* qs-channels-sessions.c */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The channel layer's front door: link decisions for net, the client sessions, qemu-side changes in. */
-#include "channels/qs-agent-channel.h"
+#include "channels/qs-channel-types.h"
 #include "channels/qs-channels-private.h"
 #include "wire/qs-msg.h"
 #include "channels/qs-image-share.h"
@@ -89,7 +89,7 @@ static QsAgent *agent_new(QsChannel *main, gpointer owner)
 
     /* A view-only client's agent serves nothing (no clipboard, no
      * monitors config): it is announced as absent. */
-    return qs_agent_new(main, main->session->view_only ? NULL : hub, hub->ctx.n_heads);
+    return qs_agent_new(main, main->session->view_only ? NULL : hub->agents, hub->ctx.n_heads);
 }
 
 static gboolean may_record(QsSession *session, gpointer owner)
@@ -128,6 +128,7 @@ QsChannels *qs_channels_new(const QsChannelsConfig *config)
     }
     ctx->n_bridges = config->n_bridges;
     ctx->max_fps = config->max_fps;
+    ctx->channel_types = qs_channel_types;
     ctx->ops = &context_ops;
     ctx->owner = hub;
     g_assert(config->max_sessions <= QS_CHANNELS_MAX_SESSIONS);
@@ -135,6 +136,7 @@ QsChannels *qs_channels_new(const QsChannelsConfig *config)
                                              : QS_CHANNELS_DEFAULT_SESSIONS;
     hub->when_full = config->when_full;
     hub->sessions = g_ptr_array_new();
+    hub->agents = qs_agent_host_new();
 
     hub->wake = qs_wake_source_new("qs-channels-wake", on_wake, hub, context);
 
@@ -185,6 +187,7 @@ void qs_channels_free(QsChannels *hub)
     for (guint i = 0; i < hub->ctx.n_bridges; i++) {
         qs_vmc_bridge_free(hub->ctx.bridges[i]);
     }
+    qs_agent_host_free(hub->agents);
     g_source_destroy(hub->wake);
     g_source_unref(hub->wake);
     g_free(hub->vm_name);

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The cursor channel: the guest pointer's shape (ALPHA) and position from qemu's cursor state. */
+#include "channels/qs-cursor-channel.h"
 #include "wire/qs-msg.h"
 #include "channels/qs-session.h"
 
@@ -118,6 +119,7 @@ static const QsChannelClass cursor_class = {
     .name = "cursor",
     .parse = qs_cursor_msg_parse,
     .handle = cursor_handle,
+    .mouse_mode = qs_cursor_channel_changed,
 };
 
 QsChannel *qs_cursor_channel_new(QsSession *session, QsConn *conn)

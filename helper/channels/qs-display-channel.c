@@ -1,15 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* The display channel's protocol side: client messages, timers, the channel's life. */
+/* The display channel: client messages, timers, the loop that carries out its plan's actions, the channel's life. */
 #include "channels/qs-display-private.h"
 
 #include <spice/enums.h>
 #include <spice/protocol.h>
-
-gboolean qs_display_send(QsDisplayChannel *dc, uint16_t type, GBytes *payload)
-{
-    dc->stats.messages++;
-    return qs_channel_send(&dc->base, type, payload);
-}
 
 static gboolean on_wake(gpointer user_data)
 {
@@ -23,7 +17,7 @@ static gboolean on_wake(gpointer user_data)
 }
 
 /* One timer for every deadline the plan names: the earliest wins. */
-void qs_display_arm_wake(QsDisplayChannel *dc, int64_t at_us)
+static void arm_wake(QsDisplayChannel *dc, int64_t at_us)
 {
     int64_t now = g_get_monotonic_time();
 
@@ -39,6 +33,65 @@ void qs_display_arm_wake(QsDisplayChannel *dc, int64_t at_us)
     dc->wake = g_timeout_source_new((guint)MAX(0, (at_us - now + 999) / 1000));
     g_source_set_callback(dc->wake, on_wake, dc, NULL);
     g_source_attach(dc->wake, dc->context);
+}
+
+/* Carries out one action; FALSE when the plan has nothing more now. */
+static gboolean carry_out(QsDisplayChannel *dc, const QsPlanAction *a, int64_t now_us)
+{
+    switch (a->kind) {
+    case QS_PLAN_IDLE:
+    case QS_PLAN_WAIT:
+        arm_wake(dc, a->wake_us);
+        return FALSE;
+    case QS_PLAN_SURFACE_DESTROY:
+    case QS_PLAN_SURFACE_CREATE:
+    case QS_PLAN_MARK:
+    case QS_PLAN_PROBE:
+    case QS_PLAN_IMAGE:
+        qs_display_send_action(dc, a, now_us);
+        break;
+    case QS_PLAN_STREAM_CREATE:
+        qs_display_video_create(dc, a);
+        break;
+    case QS_PLAN_STREAM_DESTROY:
+        qs_display_video_destroy(dc, a);
+        break;
+    case QS_PLAN_STREAM_FRAME:
+    case QS_PLAN_STREAM_FLUSH:
+        qs_display_video_encode(dc, a, now_us);
+        break;
+    }
+    return TRUE;
+}
+
+/* Sends while the plan has something; called on DISPLAY_INIT, screen
+ * changes, socket writable, ACKs, PONGs, finished encodes and the wake
+ * timer. */
+void qs_display_channel_pump(QsChannel *ch)
+{
+    QsDisplayChannel *dc = (QsDisplayChannel *)ch;
+    int64_t now = g_get_monotonic_time();
+    g_autoptr(QsScreenDamage) damage = NULL;
+    QsPlanAction action;
+
+    if (!dc->init_received || dc->pumping || !ch->session || qs_conn_is_closed(ch->conn)) {
+        return;
+    }
+    dc->pumping = TRUE;
+    damage = qs_screen_watch_take(dc->watch);
+    if (damage) {
+        qs_display_plan_damage(dc->plan, damage, now);
+    }
+    if (qs_display_plan_tick(dc->plan, now)) {
+        qs_display_plan_heat(dc->plan, qs_screen_heat_snapshot(dc->screen, now), now);
+    }
+    do {
+        QsPlanLink link;
+
+        qs_display_link(dc, &link);
+        qs_display_plan_next(dc->plan, now, &link, &action);
+    } while (carry_out(dc, &action, now));
+    dc->pumping = FALSE;
 }
 
 static gboolean on_ping_timer(gpointer user_data)
@@ -216,6 +269,7 @@ QsChannel *qs_display_channel_new(QsSession *session, QsConn *conn)
     dc->context = g_main_context_ref_thread_default();
     dc->stats.start_us = g_get_monotonic_time();
     dc->plan = qs_display_plan_new(&caps);
+    dc->pump = qs_display_channel_pump;
 #ifdef QS_TEST_CONTROLS
     pin_bandwidth(dc->plan);
 #endif

@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* The display channel's shared state: protocol, the plan's actions carried out, video encodes (channels-internal). */
+/* The display channel's state, shared by the channel and its parts (channels-internal). */
 #pragma once
 
 #include <glib.h>
 #include <gio/gio.h>
 #include <stdint.h>
 
+#include "channels/qs-display-channel.h"
 #include "wire/qs-msg.h"
 #include "channels/qs-image-share.h"
 #include "channels/qs-session.h"
@@ -17,8 +18,13 @@
 /*
  * What to send and when is the plan's (flow/qs-display-plan.h); the
  * channel reads pixels, calls the encoders, frames and writes.
- *   qs-display-channel.c  protocol: client messages, timers, the channel's life
- *   qs-display-sender.c   the loop: facts into the plan, its actions carried out
+ *   qs-display-channel.c  the channel: client messages, timers, the loop
+ *                         (facts into the plan, its actions handed to the
+ *                         parts), the channel's life
+ * and its parts, which use this header and each other, never the
+ * channel's own functions (a late answer comes back through `pump`):
+ *   qs-display-sender.c   the link facts, and the actions that send at once:
+ *                         surfaces, marks, probes, images
  *   qs-display-video.c    each stream's encoder, frames encoded on a worker
  *   qs-display-stats.c    what one session sent, logged at disconnect
  */
@@ -61,6 +67,9 @@ struct QsDisplayChannel {
     QsStreamShare *streams;     /* the console's, for its viewers' streams */
     QsImageShare *images;       /* the console's lossless images, a reference */
     QsDisplayPlan *plan;
+    /* qs_display_channel_pump, for a part whose work ends later (a frame
+     * from a worker): the loop goes on. */
+    void (*pump)(QsChannel *ch);
     gboolean init_received;
     gboolean pumping;
     uint32_t notsent_lowat;
@@ -76,15 +85,15 @@ struct QsDisplayChannel {
     QsDisplayStats stats;
 };
 
-/* qs-display-channel.c */
-void qs_display_arm_wake(QsDisplayChannel *dc, int64_t at_us);
-gboolean qs_display_send(QsDisplayChannel *dc, uint16_t type, GBytes *payload);
-
 /* qs-display-sender.c */
+/* One message, counted. */
+gboolean qs_display_send(QsDisplayChannel *dc, uint16_t type, GBytes *payload);
 /* What the channel sees of its link now (socket facts, its own queue). */
 void qs_display_link(QsDisplayChannel *dc, QsPlanLink *link);
 /* A PING, and the plan told of it. */
 void qs_display_send_probe(QsDisplayChannel *dc, int64_t now_us);
+/* SURFACE_CREATE / _DESTROY, MARK, PROBE or IMAGE: sent now. */
+void qs_display_send_action(QsDisplayChannel *dc, const QsPlanAction *action, int64_t now_us);
 
 /* qs-display-video.c */
 void qs_display_video_create(QsDisplayChannel *dc, const QsPlanAction *action);

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* The display channel's loop: facts into its plan, the plan's actions carried out. */
+/* What the display plan's actions send at once (surfaces, marks, probes, images), and the link facts it reads. */
 #include "channels/qs-display-private.h"
 
 #include <spice/enums.h>
@@ -10,6 +10,12 @@
  * The client's ACK window is honoured by the base channel
  * (qs_channel_can_send) but set large enough never to bind.
  */
+
+gboolean qs_display_send(QsDisplayChannel *dc, uint16_t type, GBytes *payload)
+{
+    dc->stats.messages++;
+    return qs_channel_send(&dc->base, type, payload);
+}
 
 void qs_display_link(QsDisplayChannel *dc, QsPlanLink *link)
 {
@@ -100,14 +106,9 @@ static void send_image(QsDisplayChannel *dc, const QsPlanAction *a, int64_t now_
     dc->stats.shared_images += shared;
 }
 
-/* Carries out one action; FALSE when the plan has nothing more now. */
-static gboolean carry_out(QsDisplayChannel *dc, const QsPlanAction *a, int64_t now_us)
+void qs_display_send_action(QsDisplayChannel *dc, const QsPlanAction *a, int64_t now_us)
 {
     switch (a->kind) {
-    case QS_PLAN_IDLE:
-    case QS_PLAN_WAIT:
-        qs_display_arm_wake(dc, a->wake_us);
-        return FALSE;
     case QS_PLAN_SURFACE_DESTROY:
         qs_display_send(dc, SPICE_MSG_DISPLAY_SURFACE_DESTROY, qs_msg_surface_destroy(0));
         break;
@@ -123,46 +124,7 @@ static gboolean carry_out(QsDisplayChannel *dc, const QsPlanAction *a, int64_t n
     case QS_PLAN_IMAGE:
         send_image(dc, a, now_us);
         break;
-    case QS_PLAN_STREAM_CREATE:
-        qs_display_video_create(dc, a);
-        break;
-    case QS_PLAN_STREAM_DESTROY:
-        qs_display_video_destroy(dc, a);
-        break;
-    case QS_PLAN_STREAM_FRAME:
-    case QS_PLAN_STREAM_FLUSH:
-        qs_display_video_encode(dc, a, now_us);
-        break;
+    default:
+        g_return_if_reached();
     }
-    return TRUE;
-}
-
-/* Sends while the plan has something; called on DISPLAY_INIT, screen
- * changes, socket writable, ACKs, PONGs, finished encodes and the wake
- * timer. */
-void qs_display_channel_pump(QsChannel *ch)
-{
-    QsDisplayChannel *dc = (QsDisplayChannel *)ch;
-    int64_t now = g_get_monotonic_time();
-    g_autoptr(QsScreenDamage) damage = NULL;
-    QsPlanAction action;
-
-    if (!dc->init_received || dc->pumping || !ch->session || qs_conn_is_closed(ch->conn)) {
-        return;
-    }
-    dc->pumping = TRUE;
-    damage = qs_screen_watch_take(dc->watch);
-    if (damage) {
-        qs_display_plan_damage(dc->plan, damage, now);
-    }
-    if (qs_display_plan_tick(dc->plan, now)) {
-        qs_display_plan_heat(dc->plan, qs_screen_heat_snapshot(dc->screen, now), now);
-    }
-    do {
-        QsPlanLink link;
-
-        qs_display_link(dc, &link);
-        qs_display_plan_next(dc->plan, now, &link, &action);
-    } while (carry_out(dc, &action, now));
-    dc->pumping = FALSE;
 }

@@ -128,7 +128,7 @@ static void on_frame(QsStreamSeat *seat, const QsSharedFrame *f, gpointer data)
         /* Its new pixels are still to go. */
         qs_display_plan_stream_dirty(dc->plan, id);
     }
-    qs_display_channel_pump(&dc->base);
+    dc->pump(&dc->base);
 }
 
 void qs_display_video_encode(QsDisplayChannel *dc, const QsPlanAction *a, int64_t now_us)

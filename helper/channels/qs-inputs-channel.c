@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The inputs channel: keys (set-1 scancodes) and mouse events to qemu, lock-key state both ways. */
+#include "channels/qs-inputs-channel.h"
 #include "wire/qs-msg.h"
 #include "wire/qs-scancode.h"
 #include "channels/qs-session.h"

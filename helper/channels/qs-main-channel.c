@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The main channel: INIT, the channel list, mouse modes, and the emulated agent (qs-agent-channel.c). */
 #include "channels/qs-agent-channel.h"
+#include "channels/qs-main-channel.h"
 #include "wire/qs-msg.h"
 #include "channels/qs-session.h"
 #include "channels/qs-vmc-bridge.h"
@@ -57,7 +58,7 @@ static void send_init(QsChannel *ch)
     }
 }
 
-void qs_main_channel_send_mouse_mode(QsChannel *ch)
+static void send_mouse_mode(QsChannel *ch)
 {
     qs_channel_send(ch, SPICE_MSG_MAIN_MOUSE_MODE,
                     qs_msg_main_mouse_mode(qs_session_supported_mouse_modes(ch->session),
@@ -166,6 +167,7 @@ static const QsChannelClass main_class = {
     .handle = main_handle,
     .writable = main_writable,
     .finalize = main_finalize,
+    .mouse_mode = send_mouse_mode,
 };
 
 QsChannel *qs_main_channel_new(QsSession *session, QsConn *conn)

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The playback channel: qemu's sound as Opus or raw S16 stereo (MODE, START, DATA, STOP, VOLUME, MUTE), its queue bounded. */
 #include "wire/qs-msg.h"
-#include "channels/qs-playback.h"
+#include "channels/qs-playback-channel.h"
 #include "channels/qs-session.h"
 #include "flow/qs-frame-time.h"
 #include "encode/qs-audio-opus.h"

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The record channel: START/STOP as the guest records, the client's sound (Opus or raw S16) in qemu's format to the context's record sink, VOLUME and MUTE. */
 #include "wire/qs-msg.h"
+#include "channels/qs-record-channel.h"
 #include "channels/qs-playback.h"
 #include "channels/qs-session.h"
 #include "encode/qs-audio-opus-dec.h"

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* One client's session: its channels by type, its mouse mode, and how it ends. */
+/* One client's session: its channels by type (made from its context's table), its mouse mode, and how it ends. */
 #include "channels/qs-session.h"
 #include "channels/qs-vmc-bridge.h"
 
@@ -17,7 +17,7 @@ QsSession *qs_session_new(const QsChannelContext *ctx, uint32_t id)
     return session;
 }
 
-/* The bridge carried by channel (type, id), or -1. */
+/* The index of the bridge carried by channel (type, id), or -1. */
 static int bridge_index(QsSession *session, uint8_t type, uint8_t id)
 {
     for (guint i = 0; i < session->ctx->n_bridges; i++) {
@@ -28,6 +28,13 @@ static int bridge_index(QsSession *session, uint8_t type, uint8_t id)
         }
     }
     return -1;
+}
+
+QsVmcBridge *qs_session_bridge(QsSession *session, uint8_t type, uint8_t id)
+{
+    int i = bridge_index(session, type, id);
+
+    return i >= 0 ? session->ctx->bridges[i] : NULL;
 }
 
 /* The link check admits display/cursor ids < n_heads, main/inputs 0, and
@@ -97,48 +104,38 @@ void qs_session_free(QsSession *session, const char *reason)
     g_free(session);
 }
 
+static gboolean bridged(uint8_t type)
+{
+    return type == SPICE_CHANNEL_SMARTCARD || type == SPICE_CHANNEL_USBREDIR ||
+           type == SPICE_CHANNEL_PORT || type == SPICE_CHANNEL_WEBDAV;
+}
+
+static void channel_closed(QsChannel *ch, gpointer data);
+
 void qs_session_attach(QsSession *session, QsConn *conn)
 {
     const QsLinkInfo *info = qs_conn_get_link_info(conn);
     QsChannel **slot = slot_for(session, info->channel_type, info->channel_id);
+    QsChannelNewFunc new_channel = info->channel_type < SPICE_END_CHANNEL
+                                       ? session->ctx->channel_types[info->channel_type]
+                                       : NULL;
 
-    if (!slot) {
+    if (!slot || !new_channel) {
         /* The prepare callback only lets our types through. */
         qs_conn_close(conn, "channel type not served");
         return;
     }
     detach(slot, "replaced by a newer connection of the same channel");
-    switch (info->channel_type) {
-    case SPICE_CHANNEL_MAIN:
-        *slot = qs_main_channel_new(session, conn);
-        break;
-    case SPICE_CHANNEL_DISPLAY:
-        *slot = qs_display_channel_new(session, conn);
-        break;
-    case SPICE_CHANNEL_INPUTS:
-        *slot = qs_inputs_channel_new(session, conn);
-        break;
-    case SPICE_CHANNEL_CURSOR:
-        *slot = qs_cursor_channel_new(session, conn);
-        break;
-    case SPICE_CHANNEL_PLAYBACK:
-        *slot = qs_playback_channel_new(session, conn);
-        break;
-    case SPICE_CHANNEL_RECORD:
-        *slot = qs_record_channel_new(session, conn);
-        break;
-    default:
-        /* The link check refuses these; a link that showed the view-only
-         * ticket for a session that did not is closed here. */
-        if (session->view_only || info->view_only) {
-            qs_conn_close(conn, "view-only client: no port channel (its bytes would "
-                                "reach the guest)");
-            break;
-        }
-        *slot = qs_vmc_channel_new(session, conn,
-                                   session->ctx->bridges[slot - session->vmcs]);
-        break;
+    /* The link check refuses a view-only client's bridged channels; a link
+     * that showed the view-only ticket for a session that did not is
+     * closed here. */
+    if (bridged(info->channel_type) && (session->view_only || info->view_only)) {
+        qs_conn_close(conn, "view-only client: no port channel (its bytes would "
+                            "reach the guest)");
+        return;
     }
+    *slot = new_channel(session, conn);
+    qs_channel_set_closed_func(*slot, channel_closed, session);
 }
 
 static void forget(QsChannel **slot, QsChannel *ch)
@@ -152,8 +149,11 @@ static void forget(QsChannel **slot, QsChannel *ch)
     }
 }
 
-void qs_session_channel_closed(QsSession *session, QsChannel *ch)
+/* The channel's connection is closing. */
+static void channel_closed(QsChannel *ch, gpointer data)
 {
+    QsSession *session = data;
+
     for (uint8_t type = SPICE_CHANNEL_MAIN; type <= SPICE_CHANNEL_RECORD; type++) {
         for (uint8_t id = 0; id < QS_CHANNELS_MAX_HEADS; id++) {
             QsChannel **slot = slot_for(session, type, id);
@@ -197,12 +197,14 @@ void qs_session_update_mouse_mode(QsSession *session, uint16_t requested)
         mode = SPICE_MOUSE_MODE_SERVER;
     }
     session->mouse_mode = mode;
-    if (session->main) {
-        qs_main_channel_send_mouse_mode(session->main);
+    if (session->main && session->main->klass->mouse_mode) {
+        session->main->klass->mouse_mode(session->main);
     }
     for (guint i = 0; i < QS_CHANNELS_MAX_HEADS; i++) {
-        if (session->cursors[i]) {
-            qs_cursor_channel_changed(session->cursors[i]);
+        QsChannel *cursor = session->cursors[i];
+
+        if (cursor && cursor->klass->mouse_mode) {
+            cursor->klass->mouse_mode(cursor);
         }
     }
 }

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* QsSession: one client's channels under one session id, the state they share, and the channel types (channels-internal). */
+/* QsSession: one client's channels under one session id and the state they share (channels-internal). */
 #pragma once
 
 #include <glib.h>
@@ -33,42 +33,11 @@ void qs_session_free(QsSession *session, const char *reason);
 /* A linked connection of this session: creates its channel (replacing a
  * previous one of the same type). */
 void qs_session_attach(QsSession *session, QsConn *conn);
-/* From the base channel: `ch` is closing. */
-void qs_session_channel_closed(QsSession *session, QsChannel *ch);
+/* The bridge the context offers as channel (type, id), or NULL. */
+QsVmcBridge *qs_session_bridge(QsSession *session, uint8_t type, uint8_t id);
 
 uint16_t qs_session_supported_mouse_modes(QsSession *session);
 /* Re-evaluates the mouse mode (IsAbsolute changed, or the client asked for
- * `requested`, 0 = nothing asked) and tells the client. */
+ * `requested`, 0 = nothing asked) and tells the client (through the
+ * channels' mouse_mode hooks). */
 void qs_session_update_mouse_mode(QsSession *session, uint16_t requested);
-
-/* Channel types (qs-*-channel.c). */
-QsChannel *qs_main_channel_new(QsSession *session, QsConn *conn);
-void qs_main_channel_send_mouse_mode(QsChannel *ch);
-/* Sends the channel list if it is held for qemu's audio answers. */
-void qs_main_channel_release_list(QsChannel *ch);
-QsChannel *qs_display_channel_new(QsSession *session, QsConn *conn);
-/* The display plan's link estimate: bytes a second and smoothed RTT (0
- * when not measured yet). */
-void qs_display_channel_link_estimate(QsChannel *ch, uint64_t *bytes_per_sec,
-                                      uint32_t *srtt_us);
-void qs_display_channel_pump(QsChannel *ch);
-QsChannel *qs_inputs_channel_new(QsSession *session, QsConn *conn);
-void qs_inputs_channel_modifiers_changed(QsChannel *ch);
-QsChannel *qs_cursor_channel_new(QsSession *session, QsConn *conn);
-void qs_cursor_channel_changed(QsChannel *ch);
-QsChannel *qs_playback_channel_new(QsSession *session, QsConn *conn);
-/* qemu's sound, from the context's owner: START at `freq` (a running
- * stream restarts), S16 stereo (START first at `freq` if stopped), STOP. */
-void qs_playback_channel_start(QsChannel *ch, uint32_t freq);
-void qs_playback_channel_data(QsChannel *ch, uint32_t freq, GBytes *s16_stereo);
-void qs_playback_channel_stop(QsChannel *ch);
-void qs_playback_channel_volume(QsChannel *ch, const QsAudioVolume *volume);
-QsChannel *qs_record_channel_new(QsSession *session, QsConn *conn);
-/* The guest records with `state`'s format / stopped recording. */
-void qs_record_channel_start(QsChannel *ch, const QsRecordState *state);
-void qs_record_channel_stop(QsChannel *ch);
-void qs_record_channel_volume(QsChannel *ch, const QsAudioVolume *volume);
-/* A spicevmc channel (port, webdav) carrying `bridge`'s chardev. */
-QsChannel *qs_vmc_channel_new(QsSession *session, QsConn *conn, QsVmcBridge *bridge);
-/* From the bridge: qemu's end of the chardev connected or closed. */
-void qs_vmc_channel_qemu_state(QsChannel *ch, gboolean open);

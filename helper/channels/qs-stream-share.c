@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Video encodes shared by the viewers of one console: tiers, seats, the order of their frames. */
 #include "channels/qs-stream-share.h"
+#include "flow/qs-share-policy.h"
 
 #include <gio/gio.h>
 #include <stdlib.h>
-#include <string.h>
 
 typedef struct Tier Tier;
 
@@ -73,9 +73,7 @@ typedef struct {
 
 gboolean qs_stream_share_enabled(void)
 {
-    const char *v = g_getenv("QS_STREAM_SHARE");
-
-    return !v || strcmp(v, "0") != 0;
+    return qs_share_enabled(g_getenv("QS_STREAM_SHARE"));
 }
 
 QsStreamShare *qs_stream_share_new(void)
@@ -101,17 +99,6 @@ void qs_stream_share_free(QsStreamShare *share)
 guint qs_stream_share_n_tiers(const QsStreamShare *share)
 {
     return share->tiers->len;
-}
-
-/* Classes of a factor of two from 64 kbit/s up. */
-static int rate_class(uint32_t bitrate)
-{
-    int c = 0;
-
-    for (uint32_t b = MAX(bitrate, 1u) / 64000u; b > 1; b >>= 1) {
-        c++;
-    }
-    return c;
 }
 
 static void made_clear(Made *m)
@@ -146,7 +133,7 @@ static Tier *tier_new(QsStreamShare *share, const QsStreamShape *shape, guint re
 
     t->ref = 0;
     t->shape = *shape;
-    t->rate_class = rate_class(shape->bitrate);
+    t->rate_class = qs_share_rate_class(shape->bitrate);
     t->read_div = read_div;
     t->solo = solo || !share || !qs_stream_share_enabled();
     t->seats = g_ptr_array_new();
@@ -175,15 +162,6 @@ static Tier *tier_find(QsStreamShare *share, const QsStreamShape *s, int cls, gu
         }
     }
     return NULL;
-}
-
-/* Out of class `cls` by more than half a class (a factor of 1.4 beyond
- * its bounds): a rate near a boundary does not move a seat to and fro. */
-static gboolean outside_class(uint32_t bitrate, int cls)
-{
-    double lo = 64000.0 * (double)(1u << cls), hi = lo * 2;
-
-    return bitrate < lo / 1.41 || bitrate >= hi * 1.41;
 }
 
 static const Made *ring_get(const Tier *t, uint64_t seq)
@@ -230,7 +208,7 @@ QsStreamSeat *qs_stream_seat_new(QsStreamShare *share, const QsStreamShape *shap
 {
     QsStreamSeat *seat = g_new0(QsStreamSeat, 1);
     Tier *t = qs_stream_share_enabled()
-                  ? tier_find(share, shape, rate_class(shape->bitrate), 1, NULL)
+                  ? tier_find(share, shape, qs_share_rate_class(shape->bitrate), 1, NULL)
                   : NULL;
 
     seat->func = func;
@@ -280,45 +258,56 @@ gboolean qs_stream_seat_needs_pixels(QsStreamSeat *seat, uint32_t bitrate, guint
     uint64_t oldest = t->next_seq > QS_STREAM_SHARE_RING + (t->encoding ? 1 : 0)
                           ? t->next_seq - QS_STREAM_SHARE_RING - (t->encoding ? 1 : 0)
                           : 1;
-
+    uint64_t behind = t->next_seq - seat->next;
     int64_t now = g_get_monotonic_time();
 
     g_return_val_if_fail(!seat->pending, FALSE);
     seat->bitrate = bitrate;
     seat->read_div = MAX(read_div, 1u);
-    if (seat->next < oldest && t->seats->len == 1) {
-        seat_restart(seat);     /* the others left it behind, then left */
-    } else if (t->seats->len > 1 && t->next_seq - seat->next > QS_STREAM_SHARE_CATCH_UP &&
-               now - seat->caught_up_us >= QS_STREAM_SHARE_CATCH_UP_GAP_US) {
-        /* Behind: it jumps to the head, where a keyframe lets it start
-         * again, rather than show old frames. */
+    switch (qs_share_lag(behind, seat->next < oldest, t->seats->len, seat->caught_up_us, now)) {
+    case QS_SHARE_RESTART:
+        seat_restart(seat);
+        break;
+    case QS_SHARE_CATCH_UP:
         g_debug("display: a viewer %" G_GUINT64_FORMAT " frames behind its shared stream "
-                "catches up at a keyframe", t->next_seq - seat->next);
+                "catches up at a keyframe", behind);
         seat->caught_up_us = now;
         seat_restart(seat);
-    } else if (seat->next < oldest ||
-               (t->seats->len > 1 && t->next_seq - seat->next > QS_STREAM_SHARE_CATCH_UP)) {
+        break;
+    case QS_SHARE_GO_SOLO:
         g_message("display: a viewer fell %" G_GUINT64_FORMAT
                   " frames behind its shared stream again; it goes on with an encoder of its "
-                  "own", t->next_seq - seat->next);
+                  "own", behind);
         seat_move(seat, NULL, TRUE);
-    } else if (!t->solo) {
-        QsStreamShape shape = t->shape;
-        int cls = rate_class(bitrate);
-        Tier *other;
+        break;
+    case QS_SHARE_KEEP:
+        if (!t->solo) {
+            QsStreamShape shape = t->shape;
+            int cls = qs_share_rate_class(bitrate);
+            Tier *other;
 
-        shape.bitrate = bitrate;
-        other = tier_find(t->share, &shape, cls, seat->read_div, t);
-        if (t->seats->len == 1 && other) {
-            seat_move(seat, other, FALSE);      /* alone: join the others */
-        } else if (t->seats->len == 1) {
-            t->rate_class = cls;                /* alone: its tier follows it */
-            t->read_div = seat->read_div;
-        } else if (outside_class(bitrate, t->rate_class) || seat->read_div != t->read_div) {
-            g_debug("display: a viewer's stream at %u kbit/s, 1/%u of its frame rate, leaves "
-                    "a shared encoder at 1/%u", bitrate / 1000, seat->read_div, t->read_div);
-            seat_move(seat, other, FALSE);
+            shape.bitrate = bitrate;
+            other = tier_find(t->share, &shape, cls, seat->read_div, t);
+            switch (qs_share_move(t->seats->len, other != NULL, bitrate, t->rate_class,
+                                  seat->read_div, t->read_div)) {
+            case QS_SHARE_JOIN:
+                seat_move(seat, other, FALSE);
+                break;
+            case QS_SHARE_FOLLOW:
+                t->rate_class = cls;
+                t->read_div = seat->read_div;
+                break;
+            case QS_SHARE_LEAVE:
+                g_debug("display: a viewer's stream at %u kbit/s, 1/%u of its frame rate, "
+                        "leaves a shared encoder at 1/%u", bitrate / 1000, seat->read_div,
+                        t->read_div);
+                seat_move(seat, other, FALSE);
+                break;
+            case QS_SHARE_STAY:
+                break;
+            }
         }
+        break;
     }
     return seat->next == seat->tier->next_seq;
 }
@@ -453,12 +442,10 @@ static void start_encode(Tier *t, gboolean flush, uint8_t *pixels, int64_t inter
 {
     g_autoptr(GTask) task = g_task_new(NULL, NULL, encode_done, NULL);
     Job *job = g_new0(Job, 1);
-    uint32_t rate = 0;
+    g_autofree uint32_t *rates = g_new(uint32_t, MAX(t->seats->len, 1u));
 
     for (guint i = 0; i < t->seats->len; i++) {
-        uint32_t b = ((QsStreamSeat *)g_ptr_array_index(t->seats, i))->bitrate;
-
-        rate = rate ? MIN(rate, b) : b;
+        rates[i] = ((QsStreamSeat *)g_ptr_array_index(t->seats, i))->bitrate;
     }
     if (flush && t->key_due && t->key_seq == t->next_seq) {
         /* A flush cannot be the joiners' keyframe: they skip it and take
@@ -487,7 +474,7 @@ static void start_encode(Tier *t, gboolean flush, uint8_t *pixels, int64_t inter
     job->pixels = pixels;
     job->origin = origin;
     job->source_interval_us = interval_us;
-    job->bitrate = rate ? rate : t->shape.bitrate;
+    job->bitrate = qs_share_tier_rate(rates, t->seats->len, t->shape.bitrate);
     job->force_key = !flush && t->key_due && t->key_seq == job->seq;
     if (job->force_key) {
         t->key_due = FALSE;

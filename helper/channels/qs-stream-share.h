@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #include "encode/qs-video.h"
+#include "flow/qs-share-policy.h"
 
 /*
  * Viewers whose plans stream the same rectangle with the same codec and
@@ -43,9 +44,10 @@
 /* Frames a tier keeps for seats behind the head. */
 #define QS_STREAM_SHARE_RING 8
 /* Frames a seat may fall behind before it catches up at a keyframe, and
- * how soon after one catch-up another sends it off alone. */
-#define QS_STREAM_SHARE_CATCH_UP 4
-#define QS_STREAM_SHARE_CATCH_UP_GAP_US (2 * G_USEC_PER_SEC)
+ * how soon after one catch-up another sends it off alone: the rules are
+ * flow's (flow/qs-share-policy.h), the tiers and their encodes are here. */
+#define QS_STREAM_SHARE_CATCH_UP QS_SHARE_CATCH_UP_FRAMES
+#define QS_STREAM_SHARE_CATCH_UP_GAP_US QS_SHARE_CATCH_UP_GAP_US
 
 typedef struct QsStreamShare QsStreamShare;
 typedef struct QsStreamSeat QsStreamSeat;

@@ -2,7 +2,6 @@
 /* A chardev bridged to a SPICE spicevmc channel: SPICEVMC_DATA both ways, each side read only while the other side's queue has room; for usbredir, one chardev connection per client channel; for smartcard, VSCard messages checked and translated. */
 #include "channels/qs-vmc-bridge.h"
 #include "channels/qs-channel.h"
-#include "channels/qs-session.h"
 #include "wire/qs-smartcard-check.h"
 #include "wire/qs-usbredir-check.h"
 
@@ -13,6 +12,7 @@ struct QsVmcBridge {
     uint8_t channel_type;
     uint8_t channel_id;
     QsChannel *ch;              /* the attached client channel, or NULL */
+    QsVmcBridgeStateFunc qemu_state;    /* the attached channel's */
     gboolean told_dropped;      /* since qemu's end last opened */
     /* usbredir: qemu's usb-redir sends its hello once per chardev
      * connection and takes the device away when it closes, so each client
@@ -176,7 +176,7 @@ static void on_opened(QsChardev *cd, gpointer user_data)
         b->check = qs_usbredir_check_new();
     }
     if (b->ch) {
-        qs_vmc_channel_qemu_state(b->ch, TRUE);
+        b->qemu_state(b->ch, TRUE);
     }
     steer(b);
 }
@@ -198,7 +198,7 @@ static void on_closed(QsChardev *cd, const char *reason, gboolean for_good,
         qs_chardev_set_accepting(b->chardev, FALSE);
         qs_channel_close(ch, why);
     } else if (b->ch) {
-        qs_vmc_channel_qemu_state(b->ch, FALSE);
+        b->qemu_state(b->ch, FALSE);
     }
     steer(b);
 }
@@ -267,7 +267,7 @@ gboolean qs_vmc_bridge_is_open(QsVmcBridge *b)
     return qs_chardev_is_open(b->chardev);
 }
 
-void qs_vmc_bridge_attach(QsVmcBridge *b, QsChannel *ch)
+void qs_vmc_bridge_attach(QsVmcBridge *b, QsChannel *ch, QsVmcBridgeStateFunc qemu_state)
 {
     if (b->ch && b->ch != ch) {
         /* Its closing detaches nothing: the bridge is no longer its. */
@@ -281,6 +281,7 @@ void qs_vmc_bridge_attach(QsVmcBridge *b, QsChannel *ch)
         qs_chardev_set_accepting(b->chardev, TRUE);
     }
     b->ch = ch;
+    b->qemu_state = qemu_state;
     /* writable fires when the client's queue falls below our mark. */
     qs_conn_set_queue_limits(ch->conn, QS_VMC_CLIENT_QUEUE, QS_CONN_DEFAULT_HARD_CAP);
     qs_conn_set_max_message_size(ch->conn, QS_VMC_MAX_CLIENT_MESSAGE);

@@ -40,11 +40,14 @@ uint8_t qs_vmc_bridge_get_channel_id(QsVmcBridge *bridge);
 /* qemu's end is connected. */
 gboolean qs_vmc_bridge_is_open(QsVmcBridge *bridge);
 
+/* Tells the attached channel that qemu's end connected or closed. */
+typedef void (*QsVmcBridgeStateFunc)(QsChannel *ch, gboolean open);
+
 /* The client's channel for this chardev, and its end. A channel attached
  * while another holds the chardev closes the other (the hub refuses a
  * second session's link; this is the same session linking again). While
  * none is attached qemu is not read. */
-void qs_vmc_bridge_attach(QsVmcBridge *bridge, QsChannel *ch);
+void qs_vmc_bridge_attach(QsVmcBridge *bridge, QsChannel *ch, QsVmcBridgeStateFunc qemu_state);
 void qs_vmc_bridge_detach(QsVmcBridge *bridge, QsChannel *ch);
 /* The attached channel, or NULL. */
 QsChannel *qs_vmc_bridge_get_channel(QsVmcBridge *bridge);

@@ -3,6 +3,7 @@
 #include "wire/qs-msg.h"
 #include "channels/qs-session.h"
 #include "channels/qs-vmc-bridge.h"
+#include "channels/qs-vmc-channel.h"
 #include "wire/qs-vmc-msg.h"
 
 #include <spice/enums.h>
@@ -104,9 +105,23 @@ static const QsChannelClass vmc_class = {
     .detached = vmc_detached,
 };
 
-QsChannel *qs_vmc_channel_new(QsSession *session, QsConn *conn, QsVmcBridge *bridge)
+/* From the bridge: qemu's end of the chardev connected or closed. */
+static void qemu_state(QsChannel *ch, gboolean open)
 {
-    uint8_t type = qs_vmc_bridge_get_channel_type(bridge);
+    QsVmcChannel *vc = (QsVmcChannel *)ch;
+
+    if (vc->port) {
+        qs_channel_send(ch, SPICE_MSG_PORT_EVENT,
+                        qs_msg_port_event(open ? SPICE_PORT_EVENT_OPENED
+                                               : SPICE_PORT_EVENT_CLOSED));
+    }
+}
+
+QsChannel *qs_vmc_channel_new(QsSession *session, QsConn *conn)
+{
+    const QsLinkInfo *info = qs_conn_get_link_info(conn);
+    QsVmcBridge *bridge = qs_session_bridge(session, info->channel_type, info->channel_id);
+    uint8_t type = info->channel_type;
     gboolean port = type == SPICE_CHANNEL_PORT || type == SPICE_CHANNEL_WEBDAV;
     QsVmcChannel *vc = (QsVmcChannel *)qs_channel_new(port ? &port_class : &vmc_class,
                                                       sizeof(QsVmcChannel), session, conn);
@@ -118,17 +133,6 @@ QsChannel *qs_vmc_channel_new(QsSession *session, QsConn *conn, QsVmcBridge *bri
                         qs_msg_port_init(qs_vmc_bridge_get_name(bridge),
                                          qs_vmc_bridge_is_open(bridge)));
     }
-    qs_vmc_bridge_attach(bridge, &vc->base);
+    qs_vmc_bridge_attach(bridge, &vc->base, qemu_state);
     return &vc->base;
-}
-
-void qs_vmc_channel_qemu_state(QsChannel *ch, gboolean open)
-{
-    QsVmcChannel *vc = (QsVmcChannel *)ch;
-
-    if (vc->port) {
-        qs_channel_send(ch, SPICE_MSG_PORT_EVENT,
-                        qs_msg_port_event(open ? SPICE_PORT_EVENT_OPENED
-                                               : SPICE_PORT_EVENT_CLOSED));
-    }
 }

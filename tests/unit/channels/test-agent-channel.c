@@ -2,6 +2,7 @@
 /* Unit tests of the main channel's emulated agent over a fake connection, a fake clipboard backend and a fake monitors sink. */
 #include "channels/qs-agent-channel.h"
 #include "wire/qs-agent.h"
+#include "channels/qs-channels-agent.h"
 #include "channels/qs-channels.h"
 #include "wire/qs-wire.h"
 #include "fake-peers.h"

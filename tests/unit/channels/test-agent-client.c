@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* End to end: spice-gtk (SpiceClientGLib) and our emulated agent, clipboard both ways over the real net layer. */
 #include "channels/qs-agent-channel.h"
+#include "channels/qs-channels-agent.h"
 #include "channels/qs-channels.h"
 #include "fake-peers.h"
 #include "net/qs-net-config.h"

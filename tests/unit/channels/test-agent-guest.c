@@ -4,6 +4,7 @@
 #include "wire/qs-agent-chunk.h"
 #include "channels/qs-agent-guest.h"
 #include "wire/qs-agent.h"
+#include "channels/qs-channels-agent.h"
 #include "channels/qs-channels.h"
 #include "wire/qs-wire.h"
 #include "fake-peers.h"
