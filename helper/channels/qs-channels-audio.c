@@ -5,38 +5,14 @@
 /* The state is kept whether or not a client listens: a playback or record
  * channel that links later starts from it.
  *
- * Every session hears the guest. One session at a time records: the oldest
- * with a record channel, so that the first viewer keeps the microphone
- * while others come and go; when it leaves, the next oldest takes over. The
- * other sessions' record channels are never started, so their clients send
- * nothing. */
-
-QsSession *qs_channels_recorder(QsChannels *hub)
-{
-    for (guint i = 0; i < hub->sessions->len; i++) {
-        QsSession *s = g_ptr_array_index(hub->sessions, i);
-
-        if (s->record && !s->view_only) {
-            return s;
-        }
-    }
-    return NULL;
-}
+ * Every session hears the guest; one records, the session table's
+ * recorder (qs-channels-sessions.c). */
 
 static QsChannel *record(QsChannels *hub)
 {
     QsSession *s = qs_channels_recorder(hub);
 
     return s ? s->record : NULL;
-}
-
-void qs_channels_record_resume(QsChannels *hub)
-{
-    QsChannel *ch = record(hub);
-
-    if (ch && hub->ctx.record.recording) {
-        qs_record_channel_start(ch, &hub->ctx.record);
-    }
 }
 
 /* Calls `fn` on each session's playback channel. Sessions are looked up

@@ -62,8 +62,6 @@ void qs_channels_end_session(QsChannels *hub, QsSession *session, const char *re
 /* The ids of the sessions now, oldest first, 0-terminated (the table may
  * change while the caller works through them). */
 uint32_t *qs_channels_session_ids(QsChannels *hub);
-
-/* qs-channels-audio.c */
 /* The session whose client's sound goes to the guest (never a view-only
  * one), or NULL. */
 QsSession *qs_channels_recorder(QsChannels *hub);

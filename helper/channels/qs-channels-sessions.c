@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* The hub's client sessions: the table, the policy when it is full, and what the control surface lists. */
+/* The hub's client sessions: the table, the policy when it is full, which one records, and what the control surface lists. */
 #include "channels/qs-channels-private.h"
 #include "channels/qs-vmc-bridge.h"
 #include "util/qs-heap-trim.h"
@@ -30,6 +30,31 @@ uint32_t qs_channels_new_session_id(QsChannels *hub)
         id = g_random_int();
     } while (id == 0 || qs_channels_session(hub, id));
     return id;
+}
+
+/* One session at a time records: the oldest with a record channel, so that
+ * the first viewer keeps the microphone while others come and go; when it
+ * leaves, the next oldest takes over. The other sessions' record channels
+ * are never started, so their clients send nothing. */
+QsSession *qs_channels_recorder(QsChannels *hub)
+{
+    for (guint i = 0; i < hub->sessions->len; i++) {
+        QsSession *s = g_ptr_array_index(hub->sessions, i);
+
+        if (s->record && !s->view_only) {
+            return s;
+        }
+    }
+    return NULL;
+}
+
+void qs_channels_record_resume(QsChannels *hub)
+{
+    QsSession *s = qs_channels_recorder(hub);
+
+    if (s && hub->ctx.record.recording) {
+        qs_record_channel_start(s->record, &hub->ctx.record);
+    }
 }
 
 void qs_channels_watch_sessions(QsChannels *hub, QsChannelsSessionsFunc func, gpointer data)

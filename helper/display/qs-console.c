@@ -8,6 +8,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "display/qs-console-sink.h"
 #include "display/qs-listener.h"
 #include "display/qs-watchdog.h"
 #include "qs-dbus-display1.h"

@@ -5,7 +5,7 @@
 #include <glib.h>
 #include <stdint.h>
 
-#include "display/qs-listener.h"
+#include "display/qs-console-sink.h"
 #include "display/qs-listener-arrivals.h"
 #include "display/qs-ratelimit.h"
 #include "display/qs-surface-map.h"

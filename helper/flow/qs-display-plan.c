@@ -1,6 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* QsDisplayPlan: the client's surface, the queue of decided actions, and the choice of the next one. */
-#include "flow/qs-display-plan-private.h"
+/* QsDisplayPlan: the client's surface, the queue of decided actions, the choice of the next one, and the plan's API over its parts. */
+#include "flow/qs-display-plan.h"
+#include "flow/qs-plan-detect.h"
+#include "flow/qs-plan-images.h"
+#include "flow/qs-plan-state.h"
+#include "flow/qs-plan-streams.h"
 
 #include <string.h>
 
@@ -47,11 +51,6 @@ void qs_display_plan_free(QsDisplayPlan *plan)
     qs_frame_time_free(plan->frame_time);
     g_array_unref(plan->queue);
     g_free(plan);
-}
-
-void qs_plan_push(QsDisplayPlan *plan, const QsPlanAction *action)
-{
-    g_array_append_val(plan->queue, *action);
 }
 
 void qs_display_plan_prefer_bitmap(QsDisplayPlan *plan, gboolean bitmap)
@@ -117,23 +116,19 @@ void qs_display_plan_damage(QsDisplayPlan *plan, QsScreenDamage *damage, int64_t
         return;
     }
     qs_plan_images_damage(plan, damage);
-    qs_plan_streams_damage(plan, damage);
+    qs_plan_detect_damage(plan, damage);
     qs_scheduler_add_blocks(plan->sched, damage->damaged, damage->blocks_x, damage->blocks_y,
                             damage->blocks_x, now_us);
 }
 
-uint64_t qs_plan_link_queued(QsDisplayPlan *plan, const QsPlanLink *link, int64_t now_us)
+gboolean qs_display_plan_tick(QsDisplayPlan *plan, int64_t now_us)
 {
-    uint64_t local = 0, e2e;
+    return qs_plan_detect_tick(plan, now_us);
+}
 
-    if (link->have_facts) {
-        qs_bwe_on_facts(plan->bwe, now_us, &link->facts);
-        plan->bytes_written = link->facts.bytes_written;
-        local = (uint64_t)link->facts.unsent_bytes + link->facts.in_flight_bytes;
-    }
-    local += link->conn_queued + plan->encoding_bytes;
-    e2e = qs_e2e_in_flight(plan->e2e, plan->bwe, now_us, link->sent_bytes) + plan->encoding_bytes;
-    return MAX(local, e2e);
+void qs_display_plan_heat(QsDisplayPlan *plan, QsScreenHeat *heat, int64_t now_us)
+{
+    qs_plan_detect_heat(plan, heat, now_us);
 }
 
 static int64_t earliest(int64_t a, int64_t b)
@@ -189,12 +184,16 @@ static gboolean pick_image(QsDisplayPlan *plan, int64_t now_us, const QsPacerBud
                            QsPlanAction *action, QsPick *pick)
 {
     QsFlowItem item;
+    gboolean streamed, moving;
 
     *pick = qs_scheduler_next(plan->sched, now_us, budget, &item);
     if (*pick != QS_PICK_ITEM) {
         return FALSE;
     }
-    qs_plan_images_fill(plan, &item, action);
+    streamed = qs_plan_streams_intersect(plan, &item.rect);
+    /* Only a hot item's lossy choice asks whether its blocks all move. */
+    moving = item.hot && !streamed && qs_plan_detect_all_moving(plan, &item.rect);
+    qs_plan_images_fill(plan, &item, streamed, moving, action);
     return TRUE;
 }
 
@@ -253,6 +252,54 @@ void qs_display_plan_next(QsDisplayPlan *plan, int64_t now_us, const QsPlanLink 
     }
     wake = earliest(wake, plan->images.next_repair_scan_us);
     action->wake_us = earliest(wake, qs_plan_streams_deadline(plan, now_us));
+}
+
+gboolean qs_display_plan_image_lossy(const QsPlanAction *action, const uint8_t *pixels)
+{
+    return qs_plan_images_lossy(action, pixels);
+}
+
+void qs_display_plan_image_sent(QsDisplayPlan *plan, const QsPlanAction *action,
+                                gboolean lossy, uint32_t bytes, int64_t now_us)
+{
+    qs_plan_images_sent(plan, action, lossy, bytes, now_us);
+}
+
+uint32_t qs_display_plan_frame_done(QsDisplayPlan *plan, uint32_t stream, uint32_t est_bytes,
+                                    const QsPlanFrameDone *done, const QsPlanLink *link,
+                                    int64_t now_us)
+{
+    return qs_plan_streams_frame_done(plan, stream, est_bytes, done, link, now_us);
+}
+
+void qs_display_plan_stream_dirty(QsDisplayPlan *plan, uint32_t stream)
+{
+    qs_plan_streams_dirty(plan, stream);
+}
+
+void qs_display_plan_frame_dropped(QsDisplayPlan *plan, uint32_t est_bytes)
+{
+    qs_plan_streams_frame_dropped(plan, est_bytes);
+}
+
+void qs_display_plan_frame_lost(QsDisplayPlan *plan, uint32_t stream, uint32_t est_bytes,
+                                int64_t now_us)
+{
+    qs_plan_streams_frame_lost(plan, stream, est_bytes, now_us);
+}
+
+gboolean qs_display_plan_stream_report(QsDisplayPlan *plan, uint32_t stream, uint32_t unique_id,
+                                       uint32_t end_frame_mm_time, uint32_t num_frames,
+                                       uint32_t num_drops, int32_t last_frame_delay,
+                                       int64_t now_us)
+{
+    return qs_plan_streams_report(plan, stream, unique_id, end_frame_mm_time, num_frames,
+                                  num_drops, last_frame_delay, now_us);
+}
+
+void qs_display_plan_end_streams(QsDisplayPlan *plan, int64_t now_us)
+{
+    qs_plan_streams_end_all(plan, FALSE, now_us);
 }
 
 void qs_display_plan_probe_sent(QsDisplayPlan *plan, int64_t now_us, uint32_t id,

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Where the display plan streams: moving areas from the screen's heat, exact rectangles, damage the streams absorb. */
-#include "flow/qs-display-plan-private.h"
+#include "flow/qs-plan-detect.h"
+#include "flow/qs-plan-streams.h"
 #include "flow/qs-rate.h"
 
 /*
@@ -131,7 +132,7 @@ static void consider_area(QsDisplayPlan *plan, QsRect box, int64_t now_us)
     }
 }
 
-gboolean qs_display_plan_tick(QsDisplayPlan *plan, int64_t now_us)
+gboolean qs_plan_detect_tick(QsDisplayPlan *plan, int64_t now_us)
 {
     QsPlanStreams *st = &plan->streams;
 
@@ -148,7 +149,7 @@ gboolean qs_display_plan_tick(QsDisplayPlan *plan, int64_t now_us)
     return now_us - st->last_heat_us >= QS_STREAM_DETECT_US;
 }
 
-void qs_display_plan_heat(QsDisplayPlan *plan, QsScreenHeat *heat, int64_t now_us)
+void qs_plan_detect_heat(QsDisplayPlan *plan, QsScreenHeat *heat, int64_t now_us)
 {
     QsPlanStreams *st = &plan->streams;
     g_autofree uint8_t *moving = NULL;
@@ -191,7 +192,7 @@ static gboolean heat_usable(const QsDisplayPlan *plan, const QsScreenDamage *d)
            h->blocks_y == d->blocks_y;
 }
 
-gboolean qs_plan_streams_all_moving(const QsDisplayPlan *plan, const QsRect *r)
+gboolean qs_plan_detect_all_moving(const QsDisplayPlan *plan, const QsRect *r)
 {
     const QsScreenHeat *h = plan->streams.heat;
     uint32_t c0 = (uint32_t)r->x / QS_SCREEN_BLOCK, r0 = (uint32_t)r->y / QS_SCREEN_BLOCK;
@@ -219,7 +220,7 @@ gboolean qs_plan_streams_all_moving(const QsDisplayPlan *plan, const QsRect *r)
 /* Marks streams whose area changed; drops the damage of blocks on a
  * stream's edge whose changed pixels all lie inside the stream (the stream
  * carries them; resending the block as an image every frame would not). */
-void qs_plan_streams_damage(QsDisplayPlan *plan, QsScreenDamage *d)
+void qs_plan_detect_damage(QsDisplayPlan *plan, QsScreenDamage *d)
 {
     const QsScreenHeat *h = plan->streams.heat;
     gboolean heat_ok = heat_usable(plan, d);

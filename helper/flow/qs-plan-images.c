@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The display plan's images: lossless or lossy, JPEG quality, which blocks the client holds lossy, and their repair. */
-#include "flow/qs-display-plan-private.h"
+#include "flow/qs-plan-images.h"
 #include "flow/qs-rate.h"
 
 #include <string.h>
@@ -72,7 +72,7 @@ static gboolean photographic(const uint8_t *px, uint32_t w, uint32_t h)
     return distinct * 100 >= samples * PHOTO_DISTINCT_PCT;
 }
 
-gboolean qs_display_plan_image_lossy(const QsPlanAction *action, const uint8_t *pixels)
+gboolean qs_plan_images_lossy(const QsPlanAction *action, const uint8_t *pixels)
 {
     return action->lossy_ok &&
            photographic(pixels, (uint32_t)action->item.rect.width,
@@ -81,7 +81,8 @@ gboolean qs_display_plan_image_lossy(const QsPlanAction *action, const uint8_t *
 
 
 /* Lossy may be chosen for the item, if its pixels are photographic. */
-static gboolean lossy_allowed(const QsDisplayPlan *plan, const QsFlowItem *item)
+static gboolean lossy_allowed(const QsDisplayPlan *plan, const QsFlowItem *item,
+                              gboolean streamed, gboolean moving)
 {
     const QsPlanImages *im = &plan->images;
     const QsRect *r = &item->rect;
@@ -91,7 +92,7 @@ static gboolean lossy_allowed(const QsDisplayPlan *plan, const QsFlowItem *item)
     uint32_t c1 = (uint32_t)(r->x + r->width - 1) / QS_SCREEN_BLOCK;
     uint32_t r1 = (uint32_t)(r->y + r->height - 1) / QS_SCREEN_BLOCK;
 
-    if (im->prefer_bitmap || !plan->caps.jpeg || qs_plan_streams_intersect(plan, r)) {
+    if (im->prefer_bitmap || !plan->caps.jpeg || streamed) {
         /* Next to a stream only the stream may be lossy. */
         return FALSE;
     }
@@ -108,7 +109,7 @@ static gboolean lossy_allowed(const QsDisplayPlan *plan, const QsFlowItem *item)
     }
     /* Animated content goes lossy only where the whole block moves, so text
      * beside an animation stays exact. */
-    if (item->hot && !qs_plan_streams_all_moving(plan, r)) {
+    if (item->hot && !moving) {
         return FALSE;
     }
     /* Cold content goes lossy only on a link measured slow (the initial
@@ -117,13 +118,14 @@ static gboolean lossy_allowed(const QsDisplayPlan *plan, const QsFlowItem *item)
            (qs_bwe_rounds(plan->bwe) != 0 && raw * 1000000 / bw / 3 >= SLOW_IMAGE_US);
 }
 
-void qs_plan_images_fill(QsDisplayPlan *plan, const QsFlowItem *item, QsPlanAction *action)
+void qs_plan_images_fill(QsDisplayPlan *plan, const QsFlowItem *item, gboolean streamed,
+                         gboolean moving, QsPlanAction *action)
 {
     action->kind = QS_PLAN_IMAGE;
     action->item = *item;
     action->bitmap = plan->images.prefer_bitmap;
     action->lz4 = !plan->images.prefer_bitmap && plan->caps.lz4;
-    action->lossy_ok = lossy_allowed(plan, item);
+    action->lossy_ok = lossy_allowed(plan, item, streamed, moving);
     action->jpeg_quality = plan->images.jpeg_quality ? plan->images.jpeg_quality
                                                      : QS_RATE_JPEG_TARGET;
 }
@@ -152,8 +154,8 @@ void qs_plan_images_mark(QsDisplayPlan *plan, const QsRect *r, int64_t lossy_us)
     }
 }
 
-void qs_display_plan_image_sent(QsDisplayPlan *plan, const QsPlanAction *action,
-                                gboolean lossy, uint32_t bytes, int64_t now_us)
+void qs_plan_images_sent(QsDisplayPlan *plan, const QsPlanAction *action, gboolean lossy,
+                         uint32_t bytes, int64_t now_us)
 {
     qs_scheduler_feedback(plan->sched, &action->item, bytes);
     if (lossy) {

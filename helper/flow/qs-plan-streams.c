@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The display plan's video streams: their life, when a frame is read, bit rate, stamps, the client's reports. */
-#include "flow/qs-display-plan-private.h"
+#include "flow/qs-plan-streams.h"
+#include "flow/qs-plan-images.h"
 
 /*
  * A frame is read when the previous one is back from the encoder and the
@@ -110,11 +111,6 @@ void qs_plan_streams_end_all(QsDisplayPlan *plan, gboolean tell, int64_t now_us)
             qs_plan_stream_end(plan, i, tell, now_us);
         }
     }
-}
-
-void qs_display_plan_end_streams(QsDisplayPlan *plan, int64_t now_us)
-{
-    qs_plan_streams_end_all(plan, FALSE, now_us);
 }
 
 void qs_plan_stream_start(QsDisplayPlan *plan, guint slot, const QsRect *r, uint32_t fps,
@@ -284,7 +280,7 @@ static uint32_t frame_stamp(QsDisplayPlan *plan, QsPlanStream *s, const QsPlanLi
     return s->last_stamp;
 }
 
-void qs_display_plan_frame_dropped(QsDisplayPlan *plan, uint32_t est_bytes)
+void qs_plan_streams_frame_dropped(QsDisplayPlan *plan, uint32_t est_bytes)
 {
     plan->encoding_bytes -= MIN(plan->encoding_bytes, est_bytes);
 }
@@ -310,14 +306,14 @@ static void follow_fit(QsDisplayPlan *plan, QsPlanStream *s, const QsPlanFrameDo
     }
 }
 
-uint32_t qs_display_plan_frame_done(QsDisplayPlan *plan, uint32_t stream, uint32_t est_bytes,
+uint32_t qs_plan_streams_frame_done(QsDisplayPlan *plan, uint32_t stream, uint32_t est_bytes,
                                     const QsPlanFrameDone *done, const QsPlanLink *link,
                                     int64_t now_us)
 {
     int slot = find(plan, stream);
     QsPlanStream *s;
 
-    qs_display_plan_frame_dropped(plan, est_bytes);
+    qs_plan_streams_frame_dropped(plan, est_bytes);
     if (slot < 0 || !plan->streams.slot[slot]->encoding) {
         return 0;
     }
@@ -338,7 +334,7 @@ uint32_t qs_display_plan_frame_done(QsDisplayPlan *plan, uint32_t stream, uint32
     return frame_stamp(plan, s, link, now_us, done->bytes, done->needs_flush);
 }
 
-void qs_display_plan_stream_dirty(QsDisplayPlan *plan, uint32_t stream)
+void qs_plan_streams_dirty(QsDisplayPlan *plan, uint32_t stream)
 {
     int slot = find(plan, stream);
 
@@ -347,21 +343,20 @@ void qs_display_plan_stream_dirty(QsDisplayPlan *plan, uint32_t stream)
     }
 }
 
-void qs_display_plan_frame_lost(QsDisplayPlan *plan, uint32_t stream, uint32_t est_bytes,
+void qs_plan_streams_frame_lost(QsDisplayPlan *plan, uint32_t stream, uint32_t est_bytes,
                                 int64_t now_us)
 {
     int slot = find(plan, stream);
 
-    qs_display_plan_frame_dropped(plan, est_bytes);
+    qs_plan_streams_frame_dropped(plan, est_bytes);
     if (slot >= 0) {
         qs_plan_stream_end(plan, (guint)slot, FALSE, now_us);
     }
 }
 
-gboolean qs_display_plan_stream_report(QsDisplayPlan *plan, uint32_t stream, uint32_t unique_id,
-                                       uint32_t end_frame_mm_time, uint32_t num_frames,
-                                       uint32_t num_drops, int32_t last_frame_delay,
-                                       int64_t now_us)
+gboolean qs_plan_streams_report(QsDisplayPlan *plan, uint32_t stream, uint32_t unique_id,
+                                uint32_t end_frame_mm_time, uint32_t num_frames,
+                                uint32_t num_drops, int32_t last_frame_delay, int64_t now_us)
 {
     int slot = find(plan, stream);
     QsPlanStream *s;

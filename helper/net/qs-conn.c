@@ -2,16 +2,12 @@
 /* A linked channel connection: framed reads, a byte-accounted send queue,
  * writable notifications and a single close. */
 
-#include <stddef.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <sys/socket.h>
-#include <netinet/in.h>
-#include <linux/sockios.h>
-#include <linux/tcp.h>
 #include <gio/gio.h>
 #include "net/qs-conn-private.h"
 #include "net/qs-frame.h"
+#include "net/qs-tcp-facts.h"
 
 #define READ_CHUNK (64 * 1024)
 /* Bytes read per dispatch before yielding to other sources. */
@@ -429,46 +425,16 @@ static void conn_io(QsStream *stream, GIOCondition cond, gpointer data)
 
 gboolean qs_conn_get_link_facts(QsConn *conn, QsLinkFacts *facts)
 {
-    struct tcp_info ti;
-    socklen_t len = sizeof(ti);
-    int outq = 0, notsent = 0;
-    int fd;
-
-    memset(facts, 0, sizeof(*facts));
     if (conn->closed || !conn->stream) {
+        memset(facts, 0, sizeof(*facts));
         return FALSE;
     }
-    fd = qs_stream_get_fd(conn->stream);
-    memset(&ti, 0, sizeof(ti));
-    if (getsockopt(fd, IPPROTO_TCP, TCP_INFO, &ti, &len) < 0 ||
-        len < offsetof(struct tcp_info, tcpi_min_rtt) + sizeof(ti.tcpi_min_rtt)) {
-        return FALSE;
-    }
-    /* SIOCOUTQ: unacked + unsent bytes; SIOCOUTQNSD: unsent only. */
-    if (ioctl(fd, SIOCOUTQ, &outq) < 0 || ioctl(fd, SIOCOUTQNSD, &notsent) < 0) {
-        outq = (int)(ti.tcpi_notsent_bytes + ti.tcpi_unacked * ti.tcpi_snd_mss);
-        notsent = (int)ti.tcpi_notsent_bytes;
-    }
-    facts->bytes_acked = ti.tcpi_bytes_acked;
-    facts->bytes_written = ti.tcpi_bytes_acked + (guint64)MAX(outq, 0);
-    facts->unsent_bytes = (guint32)MAX(notsent, 0);
-    facts->in_flight_bytes = (guint32)MAX(outq - notsent, 0);
-    facts->rtt_us = ti.tcpi_rtt;
-    facts->min_rtt_us = ti.tcpi_min_rtt;
-    if (len >= offsetof(struct tcp_info, tcpi_delivery_rate) + sizeof(ti.tcpi_delivery_rate)) {
-        facts->delivery_rate = ti.tcpi_delivery_rate;
-        facts->delivery_rate_app_limited = ti.tcpi_delivery_rate_app_limited;
-    }
-    return TRUE;
+    return qs_tcp_facts_read(qs_stream_get_fd(conn->stream), facts);
 }
 
 void qs_conn_set_notsent_lowat(QsConn *conn, guint32 bytes)
 {
-    int v = (int)MIN(bytes, (guint32)G_MAXINT);
-
     if (!conn->closed && conn->stream) {
-        /* Not TCP (a Unix socket in tests): nothing to tune. */
-        (void)setsockopt(qs_stream_get_fd(conn->stream), IPPROTO_TCP,
-                         TCP_NOTSENT_LOWAT, &v, sizeof(v));
+        qs_tcp_facts_set_notsent_lowat(qs_stream_get_fd(conn->stream), bytes);
     }
 }

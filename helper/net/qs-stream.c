@@ -1,13 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* Non-blocking plain/TLS client socket I/O, WebSocket framing over either, and its main-loop watch. */
+/* QsStream: what a client's first bytes make of its socket (SPICE, a WebSocket upgrade, a console page request), and its main-loop watch. */
 
-#include <errno.h>
 #include <string.h>
-#include <unistd.h>
-#include <sys/socket.h>
 #include <gio/gio.h>
 #include "net/qs-http.h"
 #include "net/qs-stream.h"
+#include "net/qs-stream-socket.h"
+#include "net/qs-stream-ws.h"
 #include "net/qs-ws.h"
 
 /* What the first bytes said: undecided, a SPICE link, an HTTP request
@@ -22,22 +21,6 @@ typedef enum {
 } Mode;
 
 #define BAD_REQUEST "HTTP/1.1 400 Bad Request\r\nConnection: close\r\nContent-Length: 0\r\n\r\n"
-
-/* Data frames are cut at this size so a large write does not need one
- * large header decision; the pacing keeps writes far below it anyway. */
-#define WS_FRAME_MAX (256u * 1024)
-
-typedef struct {
-    QsWsDecoder dec;
-    guint8 raw[16384];          /* read from the socket, not yet decoded */
-    gsize raw_off, raw_len;
-    guint8 hdr[QS_WS_MAX_HEADER];   /* the current data frame's header */
-    guint hdr_off, hdr_len;
-    guint64 frame_left;         /* its payload bytes not yet written */
-    guint8 ctl[2 + QS_WS_MAX_CONTROL];  /* a PONG or CLOSE for the next frame boundary */
-    guint ctl_off, ctl_len;
-    gboolean closed;            /* the client sent CLOSE */
-} Ws;
 
 /*
  * The watch costs GLib's main loop as little as it can. On GLib 2.74 (Debian
@@ -64,16 +47,14 @@ typedef struct {
 } QsStreamSource;
 
 struct QsStream {
-    int fd;
-    QsTlsSession *tls;
-    QsTlsCreds *creds;      /* kept alive for the session */
+    QsStreamSocket sock;
     char *peer;
     QsStreamSource *source;
     QsStreamFunc func;
     gpointer user_data;
     Mode mode;
     GByteArray *first;          /* sniffed bytes, or the HTTP request */
-    Ws *ws;
+    QsStreamWs *ws;
     gboolean web;               /* a GET that is no upgrade goes to the caller */
     QsHttpRequest *http;        /* that request, until taken */
 };
@@ -83,16 +64,11 @@ QsStream *qs_stream_new(int fd, QsTlsCreds *creds, const char *peer,
 {
     QsStream *s = g_new0(QsStream, 1);
 
-    s->fd = fd;
     s->peer = g_strdup(peer);
     s->first = g_byte_array_new();
-    if (creds) {
-        s->tls = qs_tls_session_new(creds, fd, error);
-        if (!s->tls) {
-            qs_stream_free(s);
-            return NULL;
-        }
-        s->creds = qs_tls_creds_ref(creds);
+    if (!qs_stream_socket_init(&s->sock, fd, creds, error)) {
+        qs_stream_free(s);
+        return NULL;
     }
     return s;
 }
@@ -103,14 +79,10 @@ void qs_stream_free(QsStream *s)
         return;
     }
     qs_stream_unwatch(s);
-    qs_tls_session_free(s->tls);
-    qs_tls_creds_unref(s->creds);
-    if (s->fd >= 0) {
-        close(s->fd);
-    }
+    qs_stream_socket_clear(&s->sock);
     g_free(s->peer);
     g_byte_array_unref(s->first);
-    g_free(s->ws);
+    qs_stream_ws_free(s->ws);
     qs_http_request_free(s->http);
     g_free(s);
 }
@@ -122,19 +94,19 @@ const char *qs_stream_get_peer(QsStream *s)
 
 gboolean qs_stream_is_tls(QsStream *s)
 {
-    return s->tls != NULL;
+    return s->sock.tls != NULL;
 }
 
 int qs_stream_get_fd(QsStream *s)
 {
-    return s->fd;
+    return s->sock.fd;
 }
 
 gboolean qs_stream_has_pending(QsStream *s)
 {
-    return (s->tls && qs_tls_session_pending(s->tls)) ||
+    return qs_stream_socket_pending(&s->sock) ||
            (s->mode == MODE_PLAIN && s->first->len > 0) ||
-           (s->mode == MODE_WS && (s->ws->raw_off < s->ws->raw_len || s->ws->closed));
+           (s->mode == MODE_WS && qs_stream_ws_pending(s->ws));
 }
 
 gboolean qs_stream_is_websocket(QsStream *s)
@@ -227,7 +199,7 @@ void qs_stream_watch(QsStream *s, GIOCondition cond, QsStreamFunc func,
     src = g_source_new(&stream_source_funcs, sizeof(QsStreamSource));
     s->source = (QsStreamSource *)src;
     s->source->stream = s;
-    s->source->fd_tag = g_source_add_unix_fd(src, s->fd, 0);
+    s->source->fd_tag = g_source_add_unix_fd(src, s->sock.fd, 0);
     apply_condition(s->source, cond);
     s->func = func;
     s->user_data = user_data;
@@ -256,91 +228,9 @@ void qs_stream_unwatch(QsStream *s)
 QsStreamStatus qs_stream_handshake(QsStream *s, gboolean *want_write,
                                    GError **error)
 {
-    int rc;
+    int rc = qs_stream_socket_handshake(&s->sock, want_write, error);
 
-    *want_write = FALSE;
-    if (!s->tls) {
-        return QS_STREAM_DONE;
-    }
-    rc = qs_tls_session_handshake(s->tls, want_write, error);
     return rc > 0 ? QS_STREAM_DONE : rc == 0 ? QS_STREAM_AGAIN : QS_STREAM_ERROR;
-}
-
-static gssize raw_read(QsStream *s, void *buf, gsize len, GError **error)
-{
-    if (s->tls) {
-        return qs_tls_session_recv(s->tls, buf, len, error);
-    }
-    for (;;) {
-        ssize_t n = recv(s->fd, buf, len, 0);
-
-        if (n >= 0) {
-            return n;
-        }
-        if (errno == EINTR) {
-            continue;
-        }
-        if (errno == EAGAIN || errno == EWOULDBLOCK) {
-            return -2;
-        }
-        g_set_error(error, G_IO_ERROR, g_io_error_from_errno(errno), "%s",
-                    g_strerror(errno));
-        return -1;
-    }
-}
-
-static gssize raw_writev(QsStream *s, const struct iovec *iov, int n, GError **error)
-{
-    if (n <= 0) {
-        return 0;
-    }
-    if (s->tls) {
-        return qs_tls_session_send(s->tls, iov[0].iov_base, iov[0].iov_len,
-                                   error);
-    }
-    for (;;) {
-        struct msghdr msg = {
-            .msg_iov = (struct iovec *)iov,
-            .msg_iovlen = (size_t)n,
-        };
-        ssize_t w = sendmsg(s->fd, &msg, MSG_NOSIGNAL);
-
-        if (w >= 0) {
-            return w;
-        }
-        if (errno == EINTR) {
-            continue;
-        }
-        if (errno == EAGAIN || errno == EWOULDBLOCK) {
-            return -2;
-        }
-        g_set_error(error, G_IO_ERROR, g_io_error_from_errno(errno), "%s",
-                    g_strerror(errno));
-        return -1;
-    }
-}
-
-/* The whole of a small reply (the 101 or 400) on a fresh connection,
- * whose send buffer is empty: a partial write fails the upgrade. */
-static gboolean write_all_now(QsStream *s, const char *text, GError **error)
-{
-    gsize len = strlen(text), off = 0;
-
-    while (off < len) {
-        struct iovec iov = { (char *)text + off, len - off };
-        gssize w = raw_writev(s, &iov, 1, error);
-
-        if (w == -2) {
-            g_set_error(error, G_IO_ERROR, G_IO_ERROR_WOULD_BLOCK,
-                        "the WebSocket handshake reply did not fit the socket");
-            return FALSE;
-        }
-        if (w < 0) {
-            return FALSE;
-        }
-        off += (gsize)w;
-    }
-    return TRUE;
 }
 
 /* The whole request was read: the console page's (for the caller), an
@@ -355,7 +245,7 @@ static gssize http_request(QsStream *s, GError **error)
         return 1;
     }
     if (r == QS_HTTP_BAD) {
-        write_all_now(s, BAD_REQUEST, NULL);
+        qs_stream_socket_write_all_now(&s->sock, BAD_REQUEST, NULL);
         return -1;
     }
     g_byte_array_set_size(s->first, 0);
@@ -368,17 +258,17 @@ static gssize http_request(QsStream *s, GError **error)
         g_set_error(error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA,
                     "an HTTP request that is not a WebSocket upgrade (this helper serves "
                     "no console page: --no-console-page)");
-        write_all_now(s, BAD_REQUEST, NULL);
+        qs_stream_socket_write_all_now(&s->sock, BAD_REQUEST, NULL);
         return -1;
     }
     if (qs_ws_upgrade(req, &response, error) == QS_WS_REQUEST_BAD) {
-        write_all_now(s, response, NULL);
+        qs_stream_socket_write_all_now(&s->sock, response, NULL);
         return -1;
     }
-    if (!write_all_now(s, response, error)) {
+    if (!qs_stream_socket_write_all_now(&s->sock, response, error)) {
         return -1;
     }
-    s->ws = g_new0(Ws, 1);
+    s->ws = qs_stream_ws_new();
     s->mode = MODE_WS;
     return -2;
 }
@@ -391,7 +281,7 @@ static gssize sniff(QsStream *s, GError **error)
         guint8 chunk[1024];
         gsize room = s->mode == MODE_SNIFF ? 4 - s->first->len
                                            : QS_HTTP_MAX_REQUEST - s->first->len;
-        gssize n = raw_read(s, chunk, MIN(room, sizeof(chunk)), error);
+        gssize n = qs_stream_socket_read(&s->sock, chunk, MIN(room, sizeof(chunk)), error);
 
         if (n <= 0) {
             return n;
@@ -414,68 +304,6 @@ static gssize sniff(QsStream *s, GError **error)
     }
 }
 
-/* Queues a control frame (one at a time: a newer PING's PONG replaces an
- * older one not yet begun, as RFC 6455 allows). */
-static void queue_control(Ws *ws, guint8 opcode, const guint8 *payload, guint len)
-{
-    if (ws->ctl_off > 0 && ws->ctl_off < ws->ctl_len) {
-        return;         /* one is half written: it goes first */
-    }
-    ws->ctl_len = qs_ws_frame_header(ws->ctl, opcode, len);
-    memcpy(ws->ctl + ws->ctl_len, payload, len);
-    ws->ctl_len += len;
-    ws->ctl_off = 0;
-}
-
-static gssize ws_read(QsStream *s, guint8 *buf, gsize len, GError **error)
-{
-    Ws *ws = s->ws;
-
-    for (;;) {
-        gsize used = 0, produced = 0;
-        QsWsEvent ev;
-
-        if (ws->raw_off == ws->raw_len) {
-            gssize n;
-
-            if (ws->closed) {
-                return 0;
-            }
-            n = raw_read(s, ws->raw, sizeof(ws->raw), error);
-            if (n == 0 && (ws->dec.in_frame || ws->dec.header_have > 0)) {
-                g_set_error(error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA,
-                            "WebSocket connection ended inside a frame");
-                return -1;
-            }
-            if (n <= 0) {
-                return n;
-            }
-            ws->raw_off = 0;
-            ws->raw_len = (gsize)n;
-        }
-        ev = qs_ws_decode(&ws->dec, ws->raw + ws->raw_off, ws->raw_len - ws->raw_off, &used,
-                          buf, len, &produced, error);
-        ws->raw_off += used;
-        if (ev == QS_WS_ERROR) {
-            return -1;
-        }
-        if (ev == QS_WS_PING) {
-            queue_control(ws, QS_WS_OP_PONG, ws->dec.control, ws->dec.control_len);
-        } else if (ev == QS_WS_CLOSE) {
-            /* Echo its status code; what it still sent is not read. */
-            queue_control(ws, QS_WS_OP_CLOSE, ws->dec.control, MIN(ws->dec.control_len, 2u));
-            ws->closed = TRUE;
-            ws->raw_off = ws->raw_len;
-        }
-        if (produced > 0) {
-            return (gssize)produced;
-        }
-        if (ws->closed) {
-            return 0;
-        }
-    }
-}
-
 gssize qs_stream_read(QsStream *s, void *buf, gsize len, GError **error)
 {
     gssize n;
@@ -490,7 +318,7 @@ gssize qs_stream_read(QsStream *s, void *buf, gsize len, GError **error)
         }
     }
     if (s->mode == MODE_WS) {
-        return ws_read(s, buf, len, error);
+        return qs_stream_ws_read(s->ws, &s->sock, buf, len, error);
     }
     if (s->first->len > 0) {
         n = (gssize)MIN(len, s->first->len);
@@ -498,70 +326,13 @@ gssize qs_stream_read(QsStream *s, void *buf, gsize len, GError **error)
         g_byte_array_remove_range(s->first, 0, (guint)n);
         return n;
     }
-    return raw_read(s, buf, len, error);
-}
-
-/* Payload bytes of `iov` written inside data frames. */
-static gssize ws_writev(QsStream *s, const struct iovec *iov, int n, GError **error)
-{
-    Ws *ws = s->ws;
-
-    for (;;) {
-        struct iovec out[1 + 16];
-        int k = 0;
-        guint64 room;
-        gsize hdr_part;
-        gssize w;
-
-        if (ws->frame_left == 0 && ws->hdr_off == ws->hdr_len && ws->ctl_off < ws->ctl_len) {
-            struct iovec c = { ws->ctl + ws->ctl_off, ws->ctl_len - ws->ctl_off };
-
-            if ((w = raw_writev(s, &c, 1, error)) < 0) {
-                return w;
-            }
-            ws->ctl_off += (guint)w;
-            continue;
-        }
-        if (ws->frame_left == 0 && ws->hdr_off == ws->hdr_len) {
-            guint64 total = 0;
-
-            for (int i = 0; i < n; i++) {
-                total += iov[i].iov_len;
-            }
-            if (total == 0) {
-                return 0;
-            }
-            ws->frame_left = MIN(total, WS_FRAME_MAX);
-            ws->hdr_len = qs_ws_frame_header(ws->hdr, QS_WS_OP_BINARY, ws->frame_left);
-            ws->hdr_off = 0;
-        }
-        if (ws->hdr_off < ws->hdr_len) {
-            out[k++] = (struct iovec){ ws->hdr + ws->hdr_off, ws->hdr_len - ws->hdr_off };
-        }
-        room = ws->frame_left;
-        for (int i = 0; i < n && room > 0 && k < (int)G_N_ELEMENTS(out); i++) {
-            gsize take = (gsize)MIN((guint64)iov[i].iov_len, room);
-
-            out[k++] = (struct iovec){ iov[i].iov_base, take };
-            room -= take;
-        }
-        w = raw_writev(s, out, k, error);
-        if (w < 0) {
-            return w;
-        }
-        hdr_part = MIN((gsize)w, (gsize)(ws->hdr_len - ws->hdr_off));
-        ws->hdr_off += (guint)hdr_part;
-        if ((gsize)w > hdr_part) {
-            ws->frame_left -= (gsize)w - hdr_part;
-            return (gssize)((gsize)w - hdr_part);
-        }
-        /* Only header bytes went (TLS writes one element at a time). */
-    }
+    return qs_stream_socket_read(&s->sock, buf, len, error);
 }
 
 gssize qs_stream_writev(QsStream *s, const struct iovec *iov, int n, GError **error)
 {
-    return s->mode == MODE_WS ? ws_writev(s, iov, n, error) : raw_writev(s, iov, n, error);
+    return s->mode == MODE_WS ? qs_stream_ws_writev(s->ws, &s->sock, iov, n, error)
+                              : qs_stream_socket_writev(&s->sock, iov, n, error);
 }
 
 static GSource *attach(GSource *src, GSourceFunc func, gpointer data,

@@ -1,21 +1,24 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* The display plan's state, by the file that owns each part (flow-internal). */
+/* The display plan's state, by the file that owns each part, for the plan and its parts (flow-internal). */
 #pragma once
 
-#include "flow/qs-display-plan.h"
 #include "flow/qs-e2e.h"
 #include "flow/qs-frame-time.h"
 #include "flow/qs-pacer.h"
+#include "flow/qs-plan-types.h"
 #include "flow/qs-rate.h"
+#include "screen/qs-screen.h"
 
 /*
- * qs-display-plan.c    the client's surface, the action queue, next()
+ * qs-display-plan.c    the client's surface, the action queue, next(), and
+ *                      the plan's API: it calls the parts below, never
+ *                      the other way
+ * qs-plan-detect.c     where to stream: moving areas from the screen's
+ *                      heat, the damage streams absorb; calls streams
+ * qs-plan-streams.c    each stream's life, frames, bit rate and stamps,
+ *                      the client's reports; calls images
  * qs-plan-images.c     which blocks the client holds lossy, repairs, the
  *                      lossless/lossy choice and JPEG quality
- * qs-plan-detect.c     where to stream: moving areas from the screen's
- *                      heat, the damage streams absorb
- * qs-plan-streams.c    each stream's life, frames, bit rate and stamps,
- *                      the client's reports
  */
 
 typedef struct {
@@ -86,45 +89,26 @@ struct QsDisplayPlan {
     QsPlanStats stats;
 };
 
-/* qs-display-plan.c */
-void qs_plan_push(QsDisplayPlan *plan, const QsPlanAction *action);
+/* Queues an action decided outside next() (a surface or stream change). */
+static inline void qs_plan_push(QsDisplayPlan *plan, const QsPlanAction *action)
+{
+    g_array_append_val(plan->queue, *action);
+}
+
 /* What the path holds: the socket's queue, or what the PONGs say is
  * unread, whichever is more; plus what the encoders hold. Feeds `link`'s
  * facts to the estimator first. */
-uint64_t qs_plan_link_queued(QsDisplayPlan *plan, const QsPlanLink *link, int64_t now_us);
+static inline uint64_t qs_plan_link_queued(QsDisplayPlan *plan, const QsPlanLink *link,
+                                           int64_t now_us)
+{
+    uint64_t local = 0, e2e;
 
-/* qs-plan-images.c */
-void qs_plan_images_clear(QsDisplayPlan *plan);
-/* A new surface of plan->width x plan->height. */
-void qs_plan_images_reset(QsDisplayPlan *plan);
-void qs_plan_images_damage(QsDisplayPlan *plan, const QsScreenDamage *damage);
-/* Blocks entirely inside r hold exact pixels now (lossy_us 0), or lossy
- * ones sent at lossy_us; edge blocks keep what they had unless lossy. */
-void qs_plan_images_mark(QsDisplayPlan *plan, const QsRect *r, int64_t lossy_us);
-/* Lossy blocks still long enough go back to the scheduler; when. */
-void qs_plan_images_repair(QsDisplayPlan *plan, int64_t now_us);
-/* Fills an IMAGE action for a picked item. */
-void qs_plan_images_fill(QsDisplayPlan *plan, const QsFlowItem *item, QsPlanAction *action);
-
-/* qs-plan-streams.c */
-void qs_plan_stream_start(QsDisplayPlan *plan, guint slot, const QsRect *r, uint32_t fps,
-                          int64_t now_us);
-/* The stream in `slot` ends; the client is told if `tell`. */
-void qs_plan_stream_end(QsDisplayPlan *plan, guint slot, gboolean tell, int64_t now_us);
-void qs_plan_streams_init(QsDisplayPlan *plan);
-void qs_plan_streams_clear(QsDisplayPlan *plan);
-/* Every stream ends; the client is told if `tell`. */
-void qs_plan_streams_end_all(QsDisplayPlan *plan, gboolean tell, int64_t now_us);
-gboolean qs_plan_streams_intersect(const QsDisplayPlan *plan, const QsRect *r);
-/* A frame or flush the budget allows, as an action; FALSE if none. */
-gboolean qs_plan_streams_next(QsDisplayPlan *plan, int64_t now_us,
-                              const QsPacerBudget *budget, QsPlanAction *action);
-/* Earliest time a stream needs attention (a frame, a flush, its end), or 0. */
-int64_t qs_plan_streams_deadline(const QsDisplayPlan *plan, int64_t now_us);
-
-/* qs-plan-detect.c */
-/* Marks streams the damage touches; drops the damage their edge blocks
- * carry already. */
-void qs_plan_streams_damage(QsDisplayPlan *plan, QsScreenDamage *damage);
-/* Every block of r changed entirely in the last heat snapshot. */
-gboolean qs_plan_streams_all_moving(const QsDisplayPlan *plan, const QsRect *r);
+    if (link->have_facts) {
+        qs_bwe_on_facts(plan->bwe, now_us, &link->facts);
+        plan->bytes_written = link->facts.bytes_written;
+        local = (uint64_t)link->facts.unsent_bytes + link->facts.in_flight_bytes;
+    }
+    local += link->conn_queued + plan->encoding_bytes;
+    e2e = qs_e2e_in_flight(plan->e2e, plan->bwe, now_us, link->sent_bytes) + plan->encoding_bytes;
+    return MAX(local, e2e);
+}
