@@ -3,7 +3,7 @@
 #pragma once
 
 #include <glib.h>
-#include "flow/qs-bwe.h"
+#include "util/qs-link-facts.h"
 
 /* TCP_INFO, SIOCOUTQ and SIOCOUTQNSD of `fd`; FALSE (facts zeroed) when
  * `fd` is no TCP socket. */
