@@ -61,14 +61,14 @@ def layer_cases(tool, source_root, tmp):
     pacer = os.path.join(helper, "flow", "qs-pacer.h")
     with open(pacer, encoding="utf-8") as f:
         pristine = f.read()
-    msg = os.path.join(helper, "channels", "qs-msg.h")
+    msg = os.path.join(helper, "channels", "qs-session.h")
     spellings = [
-        ('"../channels/qs-msg.h"', msg, "layer channels"),
-        ("<channels/qs-msg.h>", msg, "layer channels"),
-        ('"channels/../channels/qs-msg.h"', msg, "layer channels"),
+        ('"../channels/qs-session.h"', msg, "layer channels"),
+        ("<channels/qs-session.h>", msg, "layer channels"),
+        ('"channels/../channels/qs-session.h"', msg, "layer channels"),
         ('"qs-helper-control.h"', os.path.join(helper, "qs-helper-control.h"),
          "one of the helper's root files (main.c's neighbours, the top)"),
-        ('"qs-msg.h"', msg, "layer channels"),
+        ('"qs-session.h"', msg, "layer channels"),
         ('"qs-dbus-display1.h"', os.path.join(helper, "display", "qs-dbus-display1.h"),
          "layer display"),
         ('"channels/sub/qs-deep.h"', os.path.join(helper, "channels", "sub", "qs-deep.h"),
@@ -99,22 +99,22 @@ def layer_cases(tool, source_root, tmp):
     os.remove(deep)
 
     # A folder the table does not list is refused until it has its row.
-    wire = os.path.join(helper, "wire", "qs-wire-x.c")
-    write(wire, '#include "util/qs-rect.h"\n')
+    extra = os.path.join(helper, "extra", "qs-extra-x.c")
+    write(extra, '#include "util/qs-rect.h"\n')
     r = run([tool, "--cycles=off", helper])
     case("a folder outside the table fails",
-         r.returncode == 1 and "folder wire/ is not in the layer table" in r.stderr,
+         r.returncode == 1 and "folder extra/ is not in the layer table" in r.stderr,
          r.stderr)
     rows = [f"{k}={v}" for k, v in [("util", ""), ("screen", "util"),
                                     ("flow", "util,screen"), ("encode", "util"),
-                                    ("wire", "util,encode"),
+                                    ("wire", "encode"), ("extra", "util"),
                                     ("display", "util,screen,flow"), ("net", "util"),
                                     ("channels", "util,screen,flow,encode,wire,display,net"),
                                     ("control", "")]]
     r = run([tool, "--cycles=off", helper] + rows)
     case("... and passes once its row is given", r.returncode == 0 and not r.stderr,
          r.stderr)
-    shutil.rmtree(os.path.dirname(wire))
+    shutil.rmtree(os.path.dirname(extra))
 
 
 def cycle_cases(tool, tmp):
