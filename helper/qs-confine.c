@@ -2,41 +2,21 @@
 /* Confinement: what the helper gives up once it is serving (docs/security.md). */
 
 #include <errno.h>
-#include <fcntl.h>
 #include <grp.h>
-#include <iconv.h>
 #include <sched.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
-#include <linux/capability.h>
 #include <linux/sched.h>
-#include <linux/sockios.h>
 #include <netinet/in.h>
-#include <sys/ioctl.h>
-#include <sys/mman.h>
 #include <sys/prctl.h>
-#include <sys/resource.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
-#include <sys/syscall.h>
-#include <termios.h>
 #include <gio/gio.h>
 
 #include "qs-confine.h"
+#include "qs-confine-probe.h"
 #include "qs-confine-seccomp.h"
+#include "qs-confine-steps.h"
 #include "qs-user-lookup.h"
-
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define QS_CONFINE_SANITIZER 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer) || \
-    __has_feature(memory_sanitizer)
-#define QS_CONFINE_SANITIZER 1
-#endif
-#endif
 
 /* Descriptors: qemu's D-Bus socket, listeners, 64 linking + a few dozen
  * sessions of ~6 channels, memfds in flight, one wakeup fd per thread. */
@@ -169,15 +149,6 @@ gboolean qs_confine_parse_steps(const char *list, guint *mask, GError **error)
     return TRUE;
 }
 
-static gboolean set_errno_error(GError **error, const char *what)
-{
-    int e = errno;
-
-    g_set_error(error, G_IO_ERROR, g_io_error_from_errno(e),
-                "confinement: %s: %s", what, g_strerror(e));
-    return FALSE;
-}
-
 static gboolean resolve_user(QsConfineConfig *cfg, gboolean bus_peer,
                              GError **error)
 {
@@ -219,15 +190,6 @@ static gboolean resolve_user(QsConfineConfig *cfg, gboolean bus_peer,
     return TRUE;
 }
 
-static void drop_bounding_set(void)
-{
-    for (int cap = 0; cap <= 63; cap++) {
-        if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0 && errno == EINVAL) {
-            break;   /* past the kernel's last capability */
-        }
-    }
-}
-
 gboolean qs_confine_prepare(QsConfineConfig *cfg, gboolean bus_peer,
                             GError **error)
 {
@@ -261,10 +223,10 @@ gboolean qs_confine_prepare(QsConfineConfig *cfg, gboolean bus_peer,
      * them again later would only reach the calling thread. */
     if ((cfg->mask & QS_CONFINE_NNP) &&
         prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0) {
-        return set_errno_error(error, "no_new_privs");
+        return qs_confine_errno_error(error, "no_new_privs");
     }
     if ((cfg->mask & QS_CONFINE_CAPS) && geteuid() == 0) {
-        drop_bounding_set();
+        qs_confine_drop_bounding_set();
     }
     if (bus_peer && cfg->have_user) {
         /* The bus daemon checks the uid of whoever connects (SO_PEERCRED
@@ -272,7 +234,7 @@ gboolean qs_confine_prepare(QsConfineConfig *cfg, gboolean bus_peer,
         if (setgroups(1, &cfg->gid) < 0 ||
             setresgid(cfg->gid, cfg->gid, 0) < 0 ||
             setresuid(cfg->uid, cfg->uid, 0) < 0) {
-            return set_errno_error(error, "switching to the bus user");
+            return qs_confine_errno_error(error, "switching to the bus user");
         }
         cfg->bus_identity = true;
     }
@@ -285,178 +247,11 @@ gboolean qs_confine_end_bus_identity(QsConfineConfig *cfg, GError **error)
         return TRUE;
     }
     if (setresuid(-1, 0, -1) < 0 || setresgid(-1, 0, -1) < 0) {
-        return set_errno_error(error, "regaining root after the bus connect");
+        return qs_confine_errno_error(error, "regaining root after the bus connect");
     }
     cfg->bus_identity = false;
     return TRUE;
 }
-
-/* Lazy file opens of the libraries, done now while files are reachable. */
-static void warm_up(void)
-{
-    static const int errnos[] = {
-        EPERM, ENOENT, EINTR, EIO, EBADF, EAGAIN, ENOMEM, EACCES, EINVAL,
-        ENFILE, EMFILE, ENOSPC, EPIPE, ENOTSOCK, EMSGSIZE, ENOTCONN,
-        ECONNABORTED, ECONNRESET, ECONNREFUSED, ETIMEDOUT, EHOSTUNREACH,
-        ENETUNREACH, EADDRINUSE, ENOSYS, ENODATA, EPROTO,
-    };
-
-    (void)g_random_int();           /* GRand reads /dev/urandom once */
-    tzset();                        /* /etc/localtime */
-    g_time_zone_unref(g_time_zone_new_local());
-    (void)g_get_charset(NULL);
-    for (size_t i = 0; i < G_N_ELEMENTS(errnos); i++) {
-        (void)g_strerror(errnos[i]); /* cached, converted via iconv once */
-    }
-    iconv_t cd = iconv_open("UTF-8", "ISO-8859-1");
-    if (cd != (iconv_t)-1) {
-        iconv_close(cd);
-    }
-    (void)g_get_num_processors();
-}
-
-static gboolean apply_rlimits(QsConfineConfig *cfg, GError **error)
-{
-    struct rlimit files = { (rlim_t)cfg->max_files, (rlim_t)cfg->max_files };
-    struct rlimit none = { 0, 0 };
-
-    if (setrlimit(RLIMIT_NOFILE, &files) < 0) {
-        return set_errno_error(error, "RLIMIT_NOFILE");
-    }
-    /* No core dumps: they would hold the ticket, keys and the screen. */
-    if (setrlimit(RLIMIT_CORE, &none) < 0) {
-        return set_errno_error(error, "RLIMIT_CORE");
-    }
-#ifndef QS_CONFINE_SANITIZER
-    /* A sanitizer's shadow memory reserves terabytes: no limit there. */
-    if (cfg->max_as_mib > 0) {
-        rlim_t bytes = (rlim_t)cfg->max_as_mib << 20;
-        struct rlimit as = { bytes, bytes };
-
-        if (setrlimit(RLIMIT_AS, &as) < 0) {
-            return set_errno_error(error, "RLIMIT_AS");
-        }
-    }
-#endif
-    return TRUE;
-}
-
-/* An empty root nothing can be created in: a directory removed after we
- * entered it. chroot() changes the root of every thread sharing our
- * fs_struct, i.e. all of them, unlike unshare(CLONE_NEWNS). */
-static gboolean apply_fs(GError **error)
-{
-    char dir[] = "/tmp/qemu-spice-root-XXXXXX";
-    char run_dir[] = "/run/qemu-spice-root-XXXXXX";
-    char *made = mkdtemp(dir);
-
-    if (!made) {
-        made = mkdtemp(run_dir);    /* a read-only or missing /tmp */
-    }
-    if (!made) {
-        return set_errno_error(error, "making an empty directory");
-    }
-    if (chdir(made) < 0) {
-        int e = errno;
-
-        rmdir(made);
-        errno = e;
-        return set_errno_error(error, "chdir to the empty directory");
-    }
-    if (rmdir(made) < 0 || chroot(".") < 0 || chdir("/") < 0) {
-        return set_errno_error(error, "chroot into an empty directory");
-    }
-    return TRUE;
-}
-
-static gboolean apply_user(QsConfineConfig *cfg, GError **error)
-{
-    uid_t r, e, s;
-
-    /* glibc applies each call to every thread of the process. */
-    if (setgroups(0, NULL) < 0 ||
-        setresgid(cfg->gid, cfg->gid, cfg->gid) < 0 ||
-        setresuid(cfg->uid, cfg->uid, cfg->uid) < 0) {
-        return set_errno_error(error, "switching user");
-    }
-    if (getresuid(&r, &e, &s) < 0 || r != cfg->uid || e != cfg->uid ||
-        s != cfg->uid || setuid(0) == 0) {
-        g_set_error(error, G_IO_ERROR, G_IO_ERROR_FAILED,
-                    "confinement: the uid switch did not stick");
-        return FALSE;
-    }
-    return TRUE;
-}
-
-static gboolean apply_caps(GError **error)
-{
-    struct __user_cap_header_struct hdr = { _LINUX_CAPABILITY_VERSION_3, 0 };
-    struct __user_cap_data_struct data[2];
-
-    memset(data, 0, sizeof(data));
-    if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0 &&
-        errno != EINVAL) {
-        return set_errno_error(error, "clearing ambient capabilities");
-    }
-    if (syscall(SYS_capset, &hdr, data) < 0) {
-        return set_errno_error(error, "dropping capabilities");
-    }
-    return TRUE;
-}
-
-#ifdef QS_TEST_CONTROLS
-static const char *errno_name(int e)
-{
-    return e == EPERM ? "EPERM" : e == EACCES ? "EACCES" :
-           e == ENOENT ? "ENOENT" : e == ENOSYS ? "ENOSYS" : "other";
-}
-
-static void probe_result(const char *what, int r)
-{
-    int e = errno;
-
-    if (r < 0) {
-        g_message("confine-probe %s: refused %s (%s)", what, errno_name(e),
-                  g_strerror(e));
-    } else {
-        g_message("confine-probe %s: ALLOWED", what);
-    }
-}
-
-static gboolean run_probe(gpointer data)
-{
-    QsConfineConfig *cfg = data;
-
-    if (g_str_equal(cfg->probe, "open")) {
-        int fd = open("/etc/passwd", O_RDONLY | O_CLOEXEC);
-
-        probe_result("open /etc/passwd", fd);
-        if (fd >= 0) {
-            close(fd);
-        }
-    } else if (g_str_equal(cfg->probe, "connect")) {
-        struct sockaddr_in sin = { .sin_family = AF_INET,
-                                   .sin_port = htons(9),
-                                   .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-        int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-
-        probe_result("socket AF_INET", fd);
-        if (fd >= 0) {
-            close(fd);
-        }
-        probe_result("connect 127.0.0.1:9",
-                     connect(cfg->probe_sock, (struct sockaddr *)&sin,
-                             sizeof(sin)));
-    } else {
-        char *argv[] = { (char *)"/bin/true", NULL };
-        char *envp[] = { NULL };
-
-        g_message("confine-probe exec: trying /bin/true");
-        probe_result("exec /bin/true", execve(argv[0], argv, envp));
-    }
-    return G_SOURCE_REMOVE;
-}
-#endif
 
 static void log_steps(QsConfineConfig *cfg, guint requested)
 {
@@ -513,18 +308,18 @@ gboolean qs_confine_apply(QsConfineConfig *cfg, GError **error)
         cfg->probe_sock = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     }
 #endif
-    warm_up();
+    qs_confine_warm_up();
     active_steps = 0;
     if ((want & QS_CONFINE_NNP) && prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0) {
-        return set_errno_error(error, "no_new_privs");
+        return qs_confine_errno_error(error, "no_new_privs");
     }
 #ifndef QS_CONFINE_SANITIZER
     if ((want & QS_CONFINE_NNP) && prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0) {
-        return set_errno_error(error, "not dumpable");
+        return qs_confine_errno_error(error, "not dumpable");
     }
 #endif
     active_steps |= want & QS_CONFINE_NNP;
-    if ((want & QS_CONFINE_RLIMITS) && !apply_rlimits(cfg, error)) {
+    if ((want & QS_CONFINE_RLIMITS) && !qs_confine_apply_rlimits(cfg->max_files, cfg->max_as_mib, error)) {
         return FALSE;
     }
     active_steps |= want & QS_CONFINE_RLIMITS;
@@ -532,24 +327,24 @@ gboolean qs_confine_apply(QsConfineConfig *cfg, GError **error)
      * creates from now on; the threads already running keep the old
      * namespace, where the seccomp filter alone stops new sockets. */
     if ((want & QS_CONFINE_NETNS) && unshare(CLONE_NEWNET) < 0) {
-        return set_errno_error(error, "new network namespace");
+        return qs_confine_errno_error(error, "new network namespace");
     }
     active_steps |= want & QS_CONFINE_NETNS;
-    if ((want & QS_CONFINE_FS) && !apply_fs(error)) {
+    if ((want & QS_CONFINE_FS) && !qs_confine_apply_fs(error)) {
         return FALSE;
     }
     active_steps |= want & QS_CONFINE_FS;
     if (want & QS_CONFINE_CAPS) {
-        drop_bounding_set();    /* needs CAP_SETPCAP: before the switch */
+        qs_confine_drop_bounding_set();    /* needs CAP_SETPCAP: before the switch */
     }
     if ((want & QS_CONFINE_USER) && cfg->have_user) {
-        if (!apply_user(cfg, error)) {
+        if (!qs_confine_apply_user(cfg->uid, cfg->gid, error)) {
             return FALSE;
         }
         keep_dumpable_for_sanitizer();
         active_steps |= QS_CONFINE_USER;
     }
-    if ((want & QS_CONFINE_CAPS) && !apply_caps(error)) {
+    if ((want & QS_CONFINE_CAPS) && !qs_confine_apply_caps(error)) {
         return FALSE;
     }
     active_steps |= want & QS_CONFINE_CAPS;
@@ -560,7 +355,7 @@ gboolean qs_confine_apply(QsConfineConfig *cfg, GError **error)
     log_steps(cfg, cfg->mask);
 #ifdef QS_TEST_CONTROLS
     if (cfg->probe) {
-        g_idle_add(run_probe, cfg);
+        qs_confine_probe_start(cfg->probe, cfg->probe_sock);
     }
 #endif
     return TRUE;
