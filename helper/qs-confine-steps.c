@@ -69,8 +69,10 @@ gboolean qs_confine_apply_rlimits(int max_files, int max_as_mib, GError **error)
     if (setrlimit(RLIMIT_CORE, &none) < 0) {
         return qs_confine_errno_error(error, "RLIMIT_CORE");
     }
-#ifndef QS_CONFINE_SANITIZER
+#ifdef QS_CONFINE_SANITIZER
     /* A sanitizer's shadow memory reserves terabytes: no limit there. */
+    (void)max_as_mib;
+#else
     if (max_as_mib > 0) {
         rlim_t bytes = (rlim_t)max_as_mib << 20;
         struct rlimit as = { bytes, bytes };
