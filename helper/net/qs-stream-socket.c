@@ -48,6 +48,21 @@ gboolean qs_stream_socket_pending(QsStreamSocket *sock)
     return sock->tls && qs_tls_session_pending(sock->tls);
 }
 
+/* A recv or sendmsg result as this file's callers take it: the count, -2
+ * when the socket would block, or -1 with `error` set. */
+static gssize socket_result(ssize_t n, GError **error)
+{
+    if (n >= 0) {
+        return n;
+    }
+    if (errno == EAGAIN || errno == EWOULDBLOCK) {
+        return -2;
+    }
+    g_set_error(error, G_IO_ERROR, g_io_error_from_errno(errno), "%s",
+                g_strerror(errno));
+    return -1;
+}
+
 gssize qs_stream_socket_read(QsStreamSocket *s, void *buf, gsize len, GError **error)
 {
     if (s->tls) {
@@ -56,18 +71,9 @@ gssize qs_stream_socket_read(QsStreamSocket *s, void *buf, gsize len, GError **e
     for (;;) {
         ssize_t n = recv(s->fd, buf, len, 0);
 
-        if (n >= 0) {
-            return n;
+        if (n >= 0 || errno != EINTR) {
+            return socket_result(n, error);
         }
-        if (errno == EINTR) {
-            continue;
-        }
-        if (errno == EAGAIN || errno == EWOULDBLOCK) {
-            return -2;
-        }
-        g_set_error(error, G_IO_ERROR, g_io_error_from_errno(errno), "%s",
-                    g_strerror(errno));
-        return -1;
     }
 }
 
@@ -88,18 +94,9 @@ gssize qs_stream_socket_writev(QsStreamSocket *s, const struct iovec *iov, int n
         };
         ssize_t w = sendmsg(s->fd, &msg, MSG_NOSIGNAL);
 
-        if (w >= 0) {
-            return w;
+        if (w >= 0 || errno != EINTR) {
+            return socket_result(w, error);
         }
-        if (errno == EINTR) {
-            continue;
-        }
-        if (errno == EAGAIN || errno == EWOULDBLOCK) {
-            return -2;
-        }
-        g_set_error(error, G_IO_ERROR, g_io_error_from_errno(errno), "%s",
-                    g_strerror(errno));
-        return -1;
     }
 }
 
