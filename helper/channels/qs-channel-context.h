@@ -18,7 +18,7 @@
 #define QS_CHANNELS_MAX_BRIDGES 25
 
 typedef struct QsAgent QsAgent;
-typedef struct QsStreamShare QsStreamShare;
+typedef struct QsVideoShare QsVideoShare;
 typedef struct QsImageShare QsImageShare;
 typedef struct QsVmcBridge QsVmcBridge;
 typedef struct QsChannel QsChannel;
@@ -84,7 +84,7 @@ typedef struct {
     guint n_heads;              /* 1..QS_CHANNELS_MAX_HEADS */
     /* Per head: the video encoders and the lossless images its viewers
      * share. */
-    QsStreamShare *streams[QS_CHANNELS_MAX_HEADS];
+    QsVideoShare *streams[QS_CHANNELS_MAX_HEADS];
     QsImageShare *images[QS_CHANNELS_MAX_HEADS];
     const char *vm_name;        /* MAIN_NAME, or NULL */
     const uint8_t *vm_uuid;     /* MAIN_UUID (16 bytes), or NULL */

@@ -4,7 +4,9 @@
 #include "channels/qs-channels-private.h"
 #include "wire/qs-msg.h"
 #include "channels/qs-image-share.h"
-#include "channels/qs-stream-share.h"
+#include "encode/qs-encode-queue.h"
+#include "encode/qs-video-share.h"
+#include "flow/qs-share-policy.h"
 #include "channels/qs-vmc-bridge.h"
 #include "util/qs-heap-trim.h"
 #include "util/qs-wake.h"
@@ -110,6 +112,11 @@ QsChannels *qs_channels_new(const QsChannelsConfig *config)
     QsChannels *hub = g_new0(QsChannels, 1);
     QsChannelContext *ctx = &hub->ctx;
     g_autoptr(GMainContext) context = g_main_context_ref_thread_default();
+    /* One pool of encode workers for every console's shares (they hold it),
+     * and the switch read once: QS_STREAM_SHARE=0 gives each stream an
+     * encoder of its own, for the benchmark's comparison. */
+    g_autoptr(QsEncodeQueue) encodes = qs_encode_queue_new();
+    gboolean share_streams = qs_share_enabled(g_getenv("QS_STREAM_SHARE"));
 
     QsChannelsHead one = { config->screen, config->cursor, config->input };
     const QsChannelsHead *heads = config->n_heads ? config->heads : &one;
@@ -146,7 +153,7 @@ QsChannels *qs_channels_new(const QsChannelsConfig *config)
 
         g_assert(heads[i].screen);
         *head = (QsConsoleView){ heads[i].screen, heads[i].cursor, heads[i].input };
-        ctx->streams[i] = qs_stream_share_new();
+        ctx->streams[i] = qs_video_share_new(encodes, &qs_share_rules, share_streams);
         ctx->images[i] = qs_image_share_new();
         *watch = (QsChannelsWatch){ hub, i, 0 };
         watch->screen_func = qs_screen_add_changed_func(head->screen, on_screen_changed,
@@ -177,7 +184,7 @@ void qs_channels_free(QsChannels *hub)
         if (hub->ctx.heads[i].cursor) {
             qs_cursor_set_changed_func(hub->ctx.heads[i].cursor, NULL, NULL);
         }
-        qs_stream_share_free(hub->ctx.streams[i]);
+        qs_video_share_free(hub->ctx.streams[i]);
         qs_image_share_unref(hub->ctx.images[i]);
     }
     if (hub->ctx.heads[0].input) {

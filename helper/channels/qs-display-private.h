@@ -10,7 +10,7 @@
 #include "wire/qs-msg.h"
 #include "channels/qs-image-share.h"
 #include "channels/qs-session.h"
-#include "channels/qs-stream-share.h"
+#include "encode/qs-video-share.h"
 #include "encode/qs-video.h"
 #include "flow/qs-display-plan.h"
 #include "screen/qs-screen.h"
@@ -48,12 +48,12 @@ typedef struct {
 } QsDisplayStats;
 
 /* One stream while the client has it: its seat at a (maybe shared)
- * encoder (channels/qs-stream-share.h). */
+ * encoder (encode/qs-video-share.h). */
 struct QsDisplayVideo {
     QsDisplayChannel *dc;
     uint32_t id;                /* SPICE stream id */
     QsVideoCodec codec;
-    QsStreamSeat *seat;
+    QsVideoSeat *seat;
     gboolean encoding;          /* a frame is asked for and not answered yet */
     gboolean asked_flush;
     uint32_t est_bytes;         /* the plan's estimate of the frame asked for */
@@ -64,7 +64,7 @@ struct QsDisplayChannel {
     QsScreen *screen;
     QsScreenWatch *watch;
     GMainContext *context;
-    QsStreamShare *streams;     /* the console's, for its viewers' streams */
+    QsVideoShare *streams;      /* the console's, for its viewers' streams */
     QsImageShare *images;       /* the console's lossless images, a reference */
     QsDisplayPlan *plan;
     /* qs_display_channel_pump, for a part whose work ends later (a frame

@@ -6,7 +6,7 @@
 
 /*
  * A stream's frames come from its seat at an encoder that viewers of the
- * same console may share (channels/qs-stream-share.h): encodes run on
+ * same console may share (encode/qs-video-share.h): encodes run on
  * workers, so the socket loop never waits on x264. When and at what rate a
  * frame is asked for is the plan's (flow/qs-plan-streams.c).
  */
@@ -24,11 +24,11 @@ static void detach(QsDisplayChannel *dc, guint slot, gboolean tell_plan)
     if (v->encoding && tell_plan) {
         qs_display_plan_frame_dropped(dc->plan, v->est_bytes);
     }
-    qs_stream_seat_free(v->seat);
+    qs_video_seat_free(v->seat);
     g_free(v);
 }
 
-static void on_frame(QsStreamSeat *seat, const QsSharedFrame *f, gpointer data);
+static void on_frame(QsVideoSeat *seat, const QsSharedFrame *f, gpointer data);
 
 void qs_display_video_create(QsDisplayChannel *dc, const QsPlanAction *a)
 {
@@ -42,7 +42,7 @@ void qs_display_video_create(QsDisplayChannel *dc, const QsPlanAction *a)
      * starts another in its place. */
     g_return_if_fail(slot < QS_PLAN_MAX_STREAMS);
     QsDisplayVideo *v = g_new0(QsDisplayVideo, 1);
-    QsStreamShape shape = { video_codec(a->codec), a->rect.x, a->rect.y,
+    QsVideoShape shape = { video_codec(a->codec), a->rect.x, a->rect.y,
                             (uint32_t)a->rect.width, (uint32_t)a->rect.height, a->fps,
                             a->bitrate, a->quality };
 
@@ -50,7 +50,7 @@ void qs_display_video_create(QsDisplayChannel *dc, const QsPlanAction *a)
     v->dc = dc;
     v->id = a->stream;
     v->codec = shape.codec;
-    v->seat = qs_stream_seat_new(dc->streams, &shape, on_frame, v);
+    v->seat = qs_video_seat_new(dc->streams, &shape, on_frame, v);
     c.id = a->stream;
     c.codec_type = (uint8_t)dc->videos[slot]->codec;
     c.top_down = TRUE;
@@ -91,7 +91,7 @@ void qs_display_video_free_all(QsDisplayChannel *dc)
     }
 }
 
-static void on_frame(QsStreamSeat *seat, const QsSharedFrame *f, gpointer data)
+static void on_frame(QsVideoSeat *seat, const QsSharedFrame *f, gpointer data)
 {
     QsDisplayVideo *v = data;
     QsDisplayChannel *dc = v->dc;
@@ -144,7 +144,7 @@ void qs_display_video_encode(QsDisplayChannel *dc, const QsPlanAction *a, int64_
         }
     }
     g_return_if_fail(v && !v->encoding);
-    if (qs_stream_seat_needs_pixels(v->seat, a->bitrate, a->read_div) && !flush) {
+    if (qs_video_seat_needs_pixels(v->seat, a->bitrate, a->read_div) && !flush) {
         pixels = g_malloc((size_t)a->rect.width * a->rect.height * 4);
         if (!qs_screen_read(dc->screen, a->item.surface_serial, &a->rect, pixels,
                             (size_t)a->rect.width * 4, &error)) {
@@ -155,5 +155,5 @@ void qs_display_video_encode(QsDisplayChannel *dc, const QsPlanAction *a, int64_
     v->encoding = TRUE;
     v->asked_flush = flush;
     v->est_bytes = a->est_bytes;
-    qs_stream_seat_request(v->seat, flush, g_steal_pointer(&pixels), a->source_interval_us);
+    qs_video_seat_request(v->seat, flush, g_steal_pointer(&pixels), a->source_interval_us);
 }

@@ -68,3 +68,10 @@ QsShareMove qs_share_move(guint seats, gboolean other, uint32_t bitrate, int tie
     }
     return QS_SHARE_STAY;
 }
+
+const QsShareRules qs_share_rules = {
+    .rate_class = qs_share_rate_class,
+    .tier_rate = qs_share_tier_rate,
+    .lag = qs_share_lag,
+    .move = qs_share_move,
+};

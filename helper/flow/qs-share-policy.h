@@ -5,10 +5,13 @@
 #include <glib.h>
 #include <stdint.h>
 
+#include "util/qs-share-rules.h"
+
 /*
- * The rules behind channels/qs-stream-share.c, which keeps the tiers (one
+ * The rules behind encode/qs-video-share.c, which keeps the tiers (one
  * encoder each) and their seats (one per viewer's stream) and asks these
- * with the facts and the time. Nothing here reads a clock or the
+ * (through qs_share_rules, the table util/qs-share-rules.h declares) with
+ * the facts and the time. Nothing here reads a clock or the
  * environment.
  *
  * Viewers share a tier when their bit rates are of one class, a factor of
@@ -36,27 +39,16 @@ gboolean qs_share_outside_class(uint32_t bitrate, int cls);
  * skipped while no rate is set yet), `fallback` when that comes to 0. */
 uint32_t qs_share_tier_rate(const uint32_t *rates, guint n, uint32_t fallback);
 
-typedef enum {
-    QS_SHARE_KEEP,          /* in step: the rate rules decide */
-    QS_SHARE_RESTART,       /* alone, and the frames it needs are gone: to the head */
-    QS_SHARE_CATCH_UP,      /* behind: to the head, at a keyframe for all */
-    QS_SHARE_GO_SOLO,       /* behind again soon after: a tier of its own */
-} QsShareLag;
-
 /* A seat `behind` frames behind its tier's next (`lost`: further than
  * the tier keeps), among `seats`, that last caught up at `caught_up_us`. */
 QsShareLag qs_share_lag(uint64_t behind, gboolean lost, guint seats, int64_t caught_up_us,
                         int64_t now_us);
-
-typedef enum {
-    QS_SHARE_STAY,          /* its tier suits it */
-    QS_SHARE_JOIN,          /* alone, and another tier suits it: join that one */
-    QS_SHARE_FOLLOW,        /* alone: its tier takes its class and frame rate */
-    QS_SHARE_LEAVE,         /* out of its shared tier's class or frame rate */
-} QsShareMove;
 
 /* A seat of a tier others may join, with `seats` seats, of class
  * `tier_class` read every `tier_read_div` intervals, now asked for
  * `bitrate` every `read_div`; `other`: another such tier suits it. */
 QsShareMove qs_share_move(guint seats, gboolean other, uint32_t bitrate, int tier_class,
                           guint read_div, guint tier_read_div);
+
+/* The calls above as the table encode/qs-video-share.h takes. */
+extern const QsShareRules qs_share_rules;

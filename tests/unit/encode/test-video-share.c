@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Unit tests of the shared video encoders: tiers, the order of a seat's frames, keyframes for joiners, falling behind. */
-#include "channels/qs-stream-share.h"
+#include "encode/qs-video-share.h"
 #include "encode/qs-video.h"
+#include "flow/qs-share-policy.h"
 
 #include <string.h>
 
@@ -13,7 +14,7 @@ typedef struct {
     GBytes *data;               /* the last frame's */
 } Got;
 
-static void on_frame(QsStreamSeat *seat, const QsSharedFrame *f, gpointer data)
+static void on_frame(QsVideoSeat *seat, const QsSharedFrame *f, gpointer data)
 {
     Got *g = data;
 
@@ -70,31 +71,39 @@ static gboolean has_idr(GBytes *b)
     return FALSE;
 }
 
-static const QsStreamShape lan = { QS_VIDEO_CODEC_H264, 10, 20, SIDE, SIDE, 25, 8000000, 0 };
+/* With flow's rules, as the channels make it; the share holds the queue. */
+static QsVideoShare *share_new(gboolean enabled)
+{
+    g_autoptr(QsEncodeQueue) q = qs_encode_queue_new();
+
+    return qs_video_share_new(q, &qs_share_rules, enabled);
+}
+
+static const QsVideoShape lan = { QS_VIDEO_CODEC_H264, 10, 20, SIDE, SIDE, 25, 8000000, 0 };
 
 /* The head's request is encoded once; the seat behind gets those bytes. */
-static void ask(QsStreamSeat *seat, guint n, uint32_t bitrate)
+static void ask(QsVideoSeat *seat, guint n, uint32_t bitrate)
 {
-    gboolean head = qs_stream_seat_needs_pixels(seat, bitrate, 1);
+    gboolean head = qs_video_seat_needs_pixels(seat, bitrate, 1);
 
-    qs_stream_seat_request(seat, FALSE, head ? pixels(n) : NULL, 0);
+    qs_video_seat_request(seat, FALSE, head ? pixels(n) : NULL, 0);
 }
 
 static void test_two_viewers_one_encoder(void)
 {
-    QsStreamShare *share = qs_stream_share_new();
+    QsVideoShare *share = share_new(TRUE);
     guint base = qs_video_encoders_alive();
     Got a = { 0 }, b = { 0 };
-    QsStreamSeat *sa = qs_stream_seat_new(share, &lan, on_frame, &a);
-    QsStreamSeat *sb = qs_stream_seat_new(share, &lan, on_frame, &b);
+    QsVideoSeat *sa = qs_video_seat_new(share, &lan, on_frame, &a);
+    QsVideoSeat *sb = qs_video_seat_new(share, &lan, on_frame, &b);
 
-    g_assert_cmpuint(qs_stream_share_n_tiers(share), ==, 1);
-    g_assert_cmpuint(qs_stream_seat_peers(sa), ==, 2);
+    g_assert_cmpuint(qs_video_share_n_tiers(share), ==, 1);
+    g_assert_cmpuint(qs_video_seat_peers(sa), ==, 2);
     /* A at the head reads pixels; B's first frame is A's (in flight). */
-    g_assert_true(qs_stream_seat_needs_pixels(sa, lan.bitrate, 1));
-    qs_stream_seat_request(sa, FALSE, pixels(0), 0);
-    g_assert_false(qs_stream_seat_needs_pixels(sb, lan.bitrate, 1));
-    qs_stream_seat_request(sb, FALSE, NULL, 0);
+    g_assert_true(qs_video_seat_needs_pixels(sa, lan.bitrate, 1));
+    qs_video_seat_request(sa, FALSE, pixels(0), 0);
+    g_assert_false(qs_video_seat_needs_pixels(sb, lan.bitrate, 1));
+    qs_video_seat_request(sb, FALSE, NULL, 0);
     g_assert_cmpuint(a.answers + b.answers, ==, 0);     /* never inside the request */
     wait_answers(&a, 1);
     wait_answers(&b, 1);
@@ -111,20 +120,20 @@ static void test_two_viewers_one_encoder(void)
     for (guint i = 1; i <= 3; i++) {
         g_autoptr(GBytes) want = NULL;
 
-        g_assert_false(qs_stream_seat_needs_pixels(sb, lan.bitrate, 1));
-        qs_stream_seat_request(sb, FALSE, NULL, 0);
+        g_assert_false(qs_video_seat_needs_pixels(sb, lan.bitrate, 1));
+        qs_video_seat_request(sb, FALSE, NULL, 0);
         wait_answers(&b, 1 + i);
         g_assert_true(b.shared && !b.flush);
         want = g_bytes_ref(b.data);
         g_assert_false(has_idr(want));
     }
     g_assert_true(g_bytes_equal(a.data, b.data));       /* both at frame 3 */
-    g_assert_true(qs_stream_seat_needs_pixels(sb, lan.bitrate, 1));   /* B at the head now */
-    qs_stream_seat_free(sa);
-    qs_stream_seat_free(sb);
-    g_assert_cmpuint(qs_stream_share_n_tiers(share), ==, 0);
+    g_assert_true(qs_video_seat_needs_pixels(sb, lan.bitrate, 1));   /* B at the head now */
+    qs_video_seat_free(sa);
+    qs_video_seat_free(sb);
+    g_assert_cmpuint(qs_video_share_n_tiers(share), ==, 0);
     g_assert_cmpuint(qs_video_encoders_alive(), ==, base);
-    qs_stream_share_free(share);
+    qs_video_share_free(share);
     got_clear(&a);
     got_clear(&b);
 }
@@ -134,55 +143,55 @@ static void test_two_viewers_one_encoder(void)
  * without an encode. */
 static void test_joiner_gets_keyframe(void)
 {
-    QsStreamShare *share = qs_stream_share_new();
+    QsVideoShare *share = share_new(TRUE);
     Got a = { 0 }, b = { 0 };
-    QsStreamSeat *sa = qs_stream_seat_new(share, &lan, on_frame, &a);
-    QsStreamSeat *sb;
+    QsVideoSeat *sa = qs_video_seat_new(share, &lan, on_frame, &a);
+    QsVideoSeat *sb;
 
     for (guint i = 0; i < 3; i++) {
         ask(sa, i, lan.bitrate);
         wait_answers(&a, i + 1);
     }
     g_assert_false(has_idr(a.data));
-    sb = qs_stream_seat_new(share, &lan, on_frame, &b);
-    qs_stream_seat_needs_pixels(sb, lan.bitrate, 1);
-    qs_stream_seat_request(sb, TRUE, NULL, 0);
+    sb = qs_video_seat_new(share, &lan, on_frame, &b);
+    qs_video_seat_needs_pixels(sb, lan.bitrate, 1);
+    qs_video_seat_request(sb, TRUE, NULL, 0);
     wait_answers(&b, 1);
     g_assert_true(b.ok && b.flush && !b.data);
     /* B's first real frame, from its own read: a keyframe A gets too. */
-    g_assert_true(qs_stream_seat_needs_pixels(sb, lan.bitrate, 1));
-    qs_stream_seat_request(sb, FALSE, pixels(9), 0);
+    g_assert_true(qs_video_seat_needs_pixels(sb, lan.bitrate, 1));
+    qs_video_seat_request(sb, FALSE, pixels(9), 0);
     wait_answers(&b, 2);
     g_assert_true(has_idr(b.data) && !b.shared);
     ask(sa, 10, lan.bitrate);
     wait_answers(&a, 4);
     g_assert_true(a.shared && g_bytes_equal(a.data, b.data));
-    qs_stream_seat_free(sa);
-    qs_stream_seat_free(sb);
-    qs_stream_share_free(share);
+    qs_video_seat_free(sa);
+    qs_video_seat_free(sb);
+    qs_video_share_free(share);
     got_clear(&a);
     got_clear(&b);
 }
 
-/* A seat more than QS_STREAM_SHARE_CATCH_UP frames behind jumps to the
+/* A seat more than QS_SHARE_CATCH_UP_FRAMES frames behind jumps to the
  * head and starts again at a keyframe (everyone gets it); behind again
  * soon after, it goes on alone. */
 static void test_behind_catches_up_then_goes_solo(void)
 {
-    QsStreamShare *share = qs_stream_share_new();
+    QsVideoShare *share = share_new(TRUE);
     guint base = qs_video_encoders_alive();
     Got a = { 0 }, b = { 0 };
-    QsStreamSeat *sa = qs_stream_seat_new(share, &lan, on_frame, &a);
-    QsStreamSeat *sb = qs_stream_seat_new(share, &lan, on_frame, &b);
+    QsVideoSeat *sa = qs_video_seat_new(share, &lan, on_frame, &a);
+    QsVideoSeat *sb = qs_video_seat_new(share, &lan, on_frame, &b);
     guint n = 0;
 
-    for (guint i = 0; i < QS_STREAM_SHARE_CATCH_UP + 2; i++, n++) {
+    for (guint i = 0; i < QS_SHARE_CATCH_UP_FRAMES + 2; i++, n++) {
         ask(sa, n, lan.bitrate);
         wait_answers(&a, n + 1);
     }
-    g_assert_true(qs_stream_seat_needs_pixels(sb, lan.bitrate, 1));   /* caught up */
-    g_assert_cmpuint(qs_stream_seat_peers(sb), ==, 2);
-    qs_stream_seat_request(sb, FALSE, pixels(50), 0);
+    g_assert_true(qs_video_seat_needs_pixels(sb, lan.bitrate, 1));   /* caught up */
+    g_assert_cmpuint(qs_video_seat_peers(sb), ==, 2);
+    qs_video_seat_request(sb, FALSE, pixels(50), 0);
     wait_answers(&b, 1);
     g_assert_true(has_idr(b.data) && !b.shared);
     ask(sa, n++, lan.bitrate);                      /* A takes B's keyframe */
@@ -190,83 +199,84 @@ static void test_behind_catches_up_then_goes_solo(void)
     g_assert_true(a.shared && has_idr(a.data));
     g_assert_cmpuint(qs_video_encoders_alive(), ==, base + 1);
 
-    for (guint i = 0; i < QS_STREAM_SHARE_CATCH_UP + 2; i++, n++) {
+    for (guint i = 0; i < QS_SHARE_CATCH_UP_FRAMES + 2; i++, n++) {
         ask(sa, n, lan.bitrate);
         wait_answers(&a, n + 1);
     }
-    g_assert_true(qs_stream_seat_needs_pixels(sb, lan.bitrate, 1));   /* alone now */
-    g_assert_cmpuint(qs_stream_seat_peers(sb), ==, 1);
-    g_assert_cmpuint(qs_stream_seat_peers(sa), ==, 1);
-    g_assert_cmpuint(qs_stream_share_n_tiers(share), ==, 2);
-    qs_stream_seat_request(sb, FALSE, pixels(60), 0);
+    g_assert_true(qs_video_seat_needs_pixels(sb, lan.bitrate, 1));   /* alone now */
+    g_assert_cmpuint(qs_video_seat_peers(sb), ==, 1);
+    g_assert_cmpuint(qs_video_seat_peers(sa), ==, 1);
+    g_assert_cmpuint(qs_video_share_n_tiers(share), ==, 2);
+    qs_video_seat_request(sb, FALSE, pixels(60), 0);
     wait_answers(&b, 2);
     g_assert_true(has_idr(b.data) && !b.shared);
     g_assert_cmpuint(qs_video_encoders_alive(), ==, base + 2);
     /* Its tier stays its own: a new viewer joins A's. */
     {
         Got c = { 0 };
-        QsStreamSeat *sc = qs_stream_seat_new(share, &lan, on_frame, &c);
+        QsVideoSeat *sc = qs_video_seat_new(share, &lan, on_frame, &c);
 
-        g_assert_cmpuint(qs_stream_seat_peers(sa), ==, 2);
-        qs_stream_seat_free(sc);
+        g_assert_cmpuint(qs_video_seat_peers(sa), ==, 2);
+        qs_video_seat_free(sc);
     }
-    qs_stream_seat_free(sa);
-    qs_stream_seat_free(sb);
-    qs_stream_share_free(share);
+    qs_video_seat_free(sa);
+    qs_video_seat_free(sb);
+    qs_video_share_free(share);
     got_clear(&a);
     got_clear(&b);
 }
 
 /* Other rate classes, rectangles or codecs do not share; a seat whose rate
- * leaves its class moves; QS_STREAM_SHARE=0 shares nothing. */
+ * leaves its class moves; a share not enabled (QS_STREAM_SHARE=0) shares
+ * nothing. */
 static void test_tiers_apart(void)
 {
-    QsStreamShare *share = qs_stream_share_new();
-    QsStreamShape slow = lan, moved = lan, mjpeg = lan;
+    QsVideoShare *share = share_new(TRUE);
+    QsVideoShape slow = lan, moved = lan, mjpeg = lan;
     Got g[4] = { 0 };
-    QsStreamSeat *s[4];
+    QsVideoSeat *s[4];
 
     slow.bitrate = 1000000;
     moved.x += 2;
     mjpeg.codec = QS_VIDEO_CODEC_MJPEG;
-    s[0] = qs_stream_seat_new(share, &lan, on_frame, &g[0]);
-    s[1] = qs_stream_seat_new(share, &slow, on_frame, &g[1]);
-    s[2] = qs_stream_seat_new(share, &moved, on_frame, &g[2]);
-    s[3] = qs_stream_seat_new(share, &mjpeg, on_frame, &g[3]);
-    g_assert_cmpuint(qs_stream_share_n_tiers(share), ==, 4);
-    qs_stream_seat_free(s[2]);
-    qs_stream_seat_free(s[3]);
+    s[0] = qs_video_seat_new(share, &lan, on_frame, &g[0]);
+    s[1] = qs_video_seat_new(share, &slow, on_frame, &g[1]);
+    s[2] = qs_video_seat_new(share, &moved, on_frame, &g[2]);
+    s[3] = qs_video_seat_new(share, &mjpeg, on_frame, &g[3]);
+    g_assert_cmpuint(qs_video_share_n_tiers(share), ==, 4);
+    qs_video_seat_free(s[2]);
+    qs_video_seat_free(s[3]);
     /* 8 Mbit/s -> 0.95 Mbit/s: s[0] moves to s[1]'s class (1 Mbit/s). */
-    g_assert_true(qs_stream_seat_needs_pixels(s[0], 950000, 1));
-    g_assert_cmpuint(qs_stream_seat_peers(s[1]), ==, 2);
-    qs_stream_seat_free(s[0]);
-    qs_stream_seat_free(s[1]);
-    g_assert_cmpuint(qs_stream_share_n_tiers(share), ==, 0);
+    g_assert_true(qs_video_seat_needs_pixels(s[0], 950000, 1));
+    g_assert_cmpuint(qs_video_seat_peers(s[1]), ==, 2);
+    qs_video_seat_free(s[0]);
+    qs_video_seat_free(s[1]);
+    g_assert_cmpuint(qs_video_share_n_tiers(share), ==, 0);
 
     /* Sharing at 8 Mbit/s: 9 Mbit/s is the next class but within half a
      * class of this one, so the seat stays; 12 Mbit/s moves it. */
-    s[0] = qs_stream_seat_new(share, &lan, on_frame, &g[0]);
-    s[1] = qs_stream_seat_new(share, &lan, on_frame, &g[1]);
-    qs_stream_seat_needs_pixels(s[0], 9000000, 1);
-    g_assert_cmpuint(qs_stream_seat_peers(s[1]), ==, 2);
-    qs_stream_seat_needs_pixels(s[0], 12000000, 1);
-    g_assert_cmpuint(qs_stream_seat_peers(s[1]), ==, 1);
-    g_assert_cmpuint(qs_stream_share_n_tiers(share), ==, 2);
+    s[0] = qs_video_seat_new(share, &lan, on_frame, &g[0]);
+    s[1] = qs_video_seat_new(share, &lan, on_frame, &g[1]);
+    qs_video_seat_needs_pixels(s[0], 9000000, 1);
+    g_assert_cmpuint(qs_video_seat_peers(s[1]), ==, 2);
+    qs_video_seat_needs_pixels(s[0], 12000000, 1);
+    g_assert_cmpuint(qs_video_seat_peers(s[1]), ==, 1);
+    g_assert_cmpuint(qs_video_share_n_tiers(share), ==, 2);
     /* Two viewers alone in tiers of one class come together. */
-    qs_stream_seat_needs_pixels(s[1], 12000000, 1);
-    g_assert_cmpuint(qs_stream_seat_peers(s[0]), ==, 2);
-    g_assert_cmpuint(qs_stream_share_n_tiers(share), ==, 1);
-    qs_stream_seat_free(s[0]);
-    qs_stream_seat_free(s[1]);
+    qs_video_seat_needs_pixels(s[1], 12000000, 1);
+    g_assert_cmpuint(qs_video_seat_peers(s[0]), ==, 2);
+    g_assert_cmpuint(qs_video_share_n_tiers(share), ==, 1);
+    qs_video_seat_free(s[0]);
+    qs_video_seat_free(s[1]);
 
-    g_setenv("QS_STREAM_SHARE", "0", TRUE);
-    s[0] = qs_stream_seat_new(share, &lan, on_frame, &g[0]);
-    s[1] = qs_stream_seat_new(share, &lan, on_frame, &g[1]);
-    g_assert_cmpuint(qs_stream_seat_peers(s[0]), ==, 1);
-    qs_stream_seat_free(s[0]);
-    qs_stream_seat_free(s[1]);
-    g_unsetenv("QS_STREAM_SHARE");
-    qs_stream_share_free(share);
+    qs_video_share_free(share);
+    share = share_new(FALSE);
+    s[0] = qs_video_seat_new(share, &lan, on_frame, &g[0]);
+    s[1] = qs_video_seat_new(share, &lan, on_frame, &g[1]);
+    g_assert_cmpuint(qs_video_seat_peers(s[0]), ==, 1);
+    qs_video_seat_free(s[0]);
+    qs_video_seat_free(s[1]);
+    qs_video_share_free(share);
 }
 
 /* A seat whose plan lowers its frame rate leaves a tier at the full rate
@@ -274,25 +284,25 @@ static void test_tiers_apart(void)
  * share; raised again, a seat leaves them. */
 static void test_lowered_seat_moves(void)
 {
-    QsStreamShare *share = qs_stream_share_new();
+    QsVideoShare *share = share_new(TRUE);
     Got a = { 0 }, b = { 0 };
-    QsStreamSeat *sa = qs_stream_seat_new(share, &lan, on_frame, &a);
-    QsStreamSeat *sb = qs_stream_seat_new(share, &lan, on_frame, &b);
+    QsVideoSeat *sa = qs_video_seat_new(share, &lan, on_frame, &a);
+    QsVideoSeat *sb = qs_video_seat_new(share, &lan, on_frame, &b);
 
     ask(sa, 0, lan.bitrate);
     wait_answers(&a, 1);
-    g_assert_cmpuint(qs_stream_seat_peers(sa), ==, 2);
+    g_assert_cmpuint(qs_video_seat_peers(sa), ==, 2);
     /* B's plan halves its frame rate: it starts again alone, at the head. */
-    g_assert_true(qs_stream_seat_needs_pixels(sb, lan.bitrate, 2));
-    g_assert_cmpuint(qs_stream_seat_peers(sa), ==, 1);
-    g_assert_cmpuint(qs_stream_seat_peers(sb), ==, 1);
-    g_assert_cmpuint(qs_stream_share_n_tiers(share), ==, 2);
-    qs_stream_seat_request(sb, FALSE, pixels(1), 0);
+    g_assert_true(qs_video_seat_needs_pixels(sb, lan.bitrate, 2));
+    g_assert_cmpuint(qs_video_seat_peers(sa), ==, 1);
+    g_assert_cmpuint(qs_video_seat_peers(sb), ==, 1);
+    g_assert_cmpuint(qs_video_share_n_tiers(share), ==, 2);
+    qs_video_seat_request(sb, FALSE, pixels(1), 0);
     wait_answers(&b, 1);
     g_assert_true(has_idr(b.data) && !b.shared);
     /* Its flush is its own tier's: A's next frame is A's own encode. */
-    g_assert_true(qs_stream_seat_needs_pixels(sb, lan.bitrate, 2));
-    qs_stream_seat_request(sb, TRUE, NULL, 0);
+    g_assert_true(qs_video_seat_needs_pixels(sb, lan.bitrate, 2));
+    qs_video_seat_request(sb, TRUE, NULL, 0);
     wait_answers(&b, 2);
     g_assert_true(b.flush && !b.shared);
     ask(sa, 2, lan.bitrate);
@@ -300,24 +310,24 @@ static void test_lowered_seat_moves(void)
     g_assert_true(!a.shared && !a.flush);
 
     /* A lowered alike joins B (a keyframe), and they share again. */
-    g_assert_true(qs_stream_seat_needs_pixels(sa, lan.bitrate, 2));
-    g_assert_cmpuint(qs_stream_seat_peers(sb), ==, 2);
-    g_assert_cmpuint(qs_stream_share_n_tiers(share), ==, 1);
-    qs_stream_seat_request(sa, FALSE, pixels(3), 0);
+    g_assert_true(qs_video_seat_needs_pixels(sa, lan.bitrate, 2));
+    g_assert_cmpuint(qs_video_seat_peers(sb), ==, 2);
+    g_assert_cmpuint(qs_video_share_n_tiers(share), ==, 1);
+    qs_video_seat_request(sa, FALSE, pixels(3), 0);
     wait_answers(&a, 3);
     g_assert_true(has_idr(a.data) && !a.shared);
-    g_assert_false(qs_stream_seat_needs_pixels(sb, lan.bitrate, 2));
-    qs_stream_seat_request(sb, FALSE, NULL, 0);
+    g_assert_false(qs_video_seat_needs_pixels(sb, lan.bitrate, 2));
+    qs_video_seat_request(sb, FALSE, NULL, 0);
     wait_answers(&b, 3);
     g_assert_true(b.shared && g_bytes_equal(a.data, b.data));
 
     /* Raised again, A leaves. */
-    g_assert_true(qs_stream_seat_needs_pixels(sa, lan.bitrate, 1));
-    g_assert_cmpuint(qs_stream_seat_peers(sb), ==, 1);
-    g_assert_cmpuint(qs_stream_share_n_tiers(share), ==, 2);
-    qs_stream_seat_free(sa);
-    qs_stream_seat_free(sb);
-    qs_stream_share_free(share);
+    g_assert_true(qs_video_seat_needs_pixels(sa, lan.bitrate, 1));
+    g_assert_cmpuint(qs_video_seat_peers(sb), ==, 1);
+    g_assert_cmpuint(qs_video_share_n_tiers(share), ==, 2);
+    qs_video_seat_free(sa);
+    qs_video_seat_free(sb);
+    qs_video_share_free(share);
     got_clear(&a);
     got_clear(&b);
 }
@@ -326,15 +336,15 @@ static void test_lowered_seat_moves(void)
  * its encoder go when the worker is done. A tier outlives its share. */
 static void test_free_while_encoding(void)
 {
-    QsStreamShare *share = qs_stream_share_new();
+    QsVideoShare *share = share_new(TRUE);
     guint base = qs_video_encoders_alive();
     Got a = { 0 };
-    QsStreamSeat *sa = qs_stream_seat_new(share, &lan, on_frame, &a);
+    QsVideoSeat *sa = qs_video_seat_new(share, &lan, on_frame, &a);
     gint64 end;
 
     ask(sa, 0, lan.bitrate);
-    qs_stream_share_free(share);
-    qs_stream_seat_free(sa);
+    qs_video_share_free(share);
+    qs_video_seat_free(sa);
     /* The worker makes the encoder, encodes, hands both back. */
     for (int i = 0; i < 500; i++) {
         g_main_context_iteration(NULL, FALSE);
@@ -352,13 +362,13 @@ static void test_free_while_encoding(void)
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
-    g_test_add_func("/channels/stream-share/two-viewers-one-encoder",
+    g_test_add_func("/encode/video-share/two-viewers-one-encoder",
                     test_two_viewers_one_encoder);
-    g_test_add_func("/channels/stream-share/joiner-keyframe", test_joiner_gets_keyframe);
-    g_test_add_func("/channels/stream-share/behind-catches-up-then-solo",
+    g_test_add_func("/encode/video-share/joiner-keyframe", test_joiner_gets_keyframe);
+    g_test_add_func("/encode/video-share/behind-catches-up-then-solo",
                     test_behind_catches_up_then_goes_solo);
-    g_test_add_func("/channels/stream-share/tiers-apart", test_tiers_apart);
-    g_test_add_func("/channels/stream-share/lowered-seat-moves", test_lowered_seat_moves);
-    g_test_add_func("/channels/stream-share/free-while-encoding", test_free_while_encoding);
+    g_test_add_func("/encode/video-share/tiers-apart", test_tiers_apart);
+    g_test_add_func("/encode/video-share/lowered-seat-moves", test_lowered_seat_moves);
+    g_test_add_func("/encode/video-share/free-while-encoding", test_free_while_encoding);
     return g_test_run();
 }

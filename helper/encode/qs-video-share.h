@@ -5,8 +5,9 @@
 #include <glib.h>
 #include <stdint.h>
 
+#include "encode/qs-encode-queue.h"
 #include "encode/qs-video.h"
-#include "flow/qs-share-policy.h"
+#include "util/qs-share-rules.h"
 
 /*
  * Viewers whose plans stream the same rectangle with the same codec and
@@ -17,12 +18,11 @@
  * seat behind is given the next frame already made, without an encode.
  *
  * A seat starts at the head and its first frame is a keyframe (the tier
- * forces one), so joining costs the others one keyframe. A seat more than
- * QS_STREAM_SHARE_CATCH_UP frames behind jumps to the head and starts again
- * at a keyframe (old frames would only show the past); one that falls
- * behind again within QS_STREAM_SHARE_CATCH_UP_GAP_US goes on alone in a
- * tier of its own, never to share again in that stream: a viewer that slow
- * would otherwise cost every other viewer keyframes. A seat whose bit rate
+ * forces one), so joining costs the others one keyframe. A seat a few
+ * frames behind jumps to the head and starts again at a keyframe (old
+ * frames would only show the past); one that falls behind again soon after
+ * goes on alone in a tier of its own, never to share again in that stream:
+ * a viewer that slow would otherwise cost every other viewer keyframes. A seat whose bit rate
  * leaves its class moves to that class's tier (a keyframe).
  *
  * A seat whose plan lowers its frame rate (flow/qs-rate.h: it reads one
@@ -36,21 +36,19 @@
  *
  * Each viewer's plan still decides when its stream takes a frame and what
  * it may cost: a seat behind takes frames as its plan asks, at its own pace.
- * Everything here runs on the channels' thread; encodes run on workers,
- * and a seat's answer always comes later from the main context, never
- * inside the request.
+ * How far behind, how soon, which class and what rate are the rules'
+ * (flow/qs-share-policy.h, handed in as a QsShareRules); the tiers, their
+ * ring of frames and their encodes are here. Everything here runs on the
+ * channels' thread; encodes run on the queue's workers
+ * (encode/qs-encode-queue.h), and a seat's answer always comes later from
+ * the main context, never inside the request.
  */
 
 /* Frames a tier keeps for seats behind the head. */
-#define QS_STREAM_SHARE_RING 8
-/* Frames a seat may fall behind before it catches up at a keyframe, and
- * how soon after one catch-up another sends it off alone: the rules are
- * flow's (flow/qs-share-policy.h), the tiers and their encodes are here. */
-#define QS_STREAM_SHARE_CATCH_UP QS_SHARE_CATCH_UP_FRAMES
-#define QS_STREAM_SHARE_CATCH_UP_GAP_US QS_SHARE_CATCH_UP_GAP_US
+#define QS_VIDEO_SHARE_RING 8
 
-typedef struct QsStreamShare QsStreamShare;
-typedef struct QsStreamSeat QsStreamSeat;
+typedef struct QsVideoShare QsVideoShare;
+typedef struct QsVideoSeat QsVideoSeat;
 
 typedef struct {
     GBytes *data;               /* the codec frame; NULL when !ok or nothing was due */
@@ -63,17 +61,19 @@ typedef struct {
 } QsSharedFrame;
 
 /* A seat's answer; `frame` and its data are the callee's only during the call. */
-typedef void (*QsStreamSeatFunc)(QsStreamSeat *seat, const QsSharedFrame *frame,
+typedef void (*QsVideoSeatFunc)(QsVideoSeat *seat, const QsSharedFrame *frame,
                                  gpointer data);
 
-/* One per console; its tiers live on while seats hold them. */
-QsStreamShare *qs_stream_share_new(void);
-void qs_stream_share_free(QsStreamShare *share);
-/* Tiers open now, and whether sharing is on (QS_STREAM_SHARE=0 turns it
- * off: every stream then has an encoder of its own, as for the benchmark's
- * comparison). */
-guint qs_stream_share_n_tiers(const QsStreamShare *share);
-gboolean qs_stream_share_enabled(void);
+/* One per console; its tiers live on while seats hold them. Encodes run
+ * on `queue`'s workers; which seats share and at what rate is `rules`'
+ * (flow's qs_share_rules; kept, not copied). `enabled` FALSE (the caller
+ * reads QS_STREAM_SHARE=0) shares nothing: every stream then has an
+ * encoder of its own, as for the benchmark's comparison. */
+QsVideoShare *qs_video_share_new(QsEncodeQueue *queue, const QsShareRules *rules,
+                                 gboolean enabled);
+void qs_video_share_free(QsVideoShare *share);
+/* Tiers open now. */
+guint qs_video_share_n_tiers(const QsVideoShare *share);
 
 typedef struct {
     QsVideoCodec codec;
@@ -82,26 +82,26 @@ typedef struct {
     uint32_t fps;
     uint32_t bitrate;           /* bit/s: the target, or with `quality` the ceiling */
     int quality;                /* qs_video_encoder_new()'s; 0: none */
-} QsStreamShape;
+} QsVideoShape;
 
-QsStreamSeat *qs_stream_seat_new(QsStreamShare *share, const QsStreamShape *shape,
-                                 QsStreamSeatFunc func, gpointer data);
+QsVideoSeat *qs_video_seat_new(QsVideoShare *share, const QsVideoShape *shape,
+                                 QsVideoSeatFunc func, gpointer data);
 /* Ends the seat; an answer not given yet never comes. */
-void qs_stream_seat_free(QsStreamSeat *seat);
+void qs_video_seat_free(QsVideoSeat *seat);
 
 /* Before each request: follows the plan's `bitrate` and frame rate (a frame
  * read every `read_div` nominal intervals), either of which may move the
  * seat to another tier, and says whether the seat is at the head, i.e.
  * whether a frame request must carry the pixels read now. */
-gboolean qs_stream_seat_needs_pixels(QsStreamSeat *seat, uint32_t bitrate, guint read_div);
+gboolean qs_video_seat_needs_pixels(QsVideoSeat *seat, uint32_t bitrate, guint read_div);
 
 /* The seat's next frame: a frame (`pixels`, owned, rows of width * 4
  * bytes, when needs_pixels() said so, else NULL) or a flush. One request
  * at a time; the answer comes through the seat's func. `source_interval_us`
  * is qemu's frame interval over the area as the seat's plan knows it (0:
  * not known), for an encode the request starts. */
-void qs_stream_seat_request(QsStreamSeat *seat, gboolean flush, uint8_t *pixels,
+void qs_video_seat_request(QsVideoSeat *seat, gboolean flush, uint8_t *pixels,
                             int64_t source_interval_us);
 
 /* Seats in the seat's tier, itself included. */
-guint qs_stream_seat_peers(const QsStreamSeat *seat);
+guint qs_video_seat_peers(const QsVideoSeat *seat);

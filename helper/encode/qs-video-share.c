@@ -1,9 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Video encodes shared by the viewers of one console: tiers, seats, the order of their frames. */
-#include "channels/qs-stream-share.h"
-#include "flow/qs-share-policy.h"
+#include "encode/qs-video-share.h"
 
-#include <gio/gio.h>
 #include <stdlib.h>
 
 typedef struct Tier Tier;
@@ -18,19 +16,24 @@ typedef struct {
     char *error;
 } Made;
 
-struct QsStreamShare {
+struct QsVideoShare {
     GPtrArray *tiers;           /* Tier *, not owned: a tier leaves when freed */
+    QsEncodeQueue *queue;
+    const QsShareRules *rules;
+    gboolean enabled;
 };
 
 struct Tier {
     gint ref;                   /* seats, and a running encode */
-    QsStreamShare *share;       /* NULL once the share is gone */
-    QsStreamShape shape;
+    QsVideoShare *share;        /* NULL once the share is gone */
+    QsEncodeQueue *queue;       /* the share's, kept while a seat may ask */
+    const QsShareRules *rules;
+    QsVideoShape shape;
     int rate_class;
     guint read_div;             /* its seats' plans read a frame every read_div / fps s */
     gboolean solo;              /* a seat that fell behind: nobody joins */
     QsVideoEncoder *enc;        /* NULL before the first frame and while a worker has it */
-    GPtrArray *seats;           /* QsStreamSeat *, not owned */
+    GPtrArray *seats;           /* QsVideoSeat *, not owned */
     uint64_t next_seq;          /* of the next encode to start */
     gboolean encoding;          /* next_seq - 1 is with a worker */
     uint64_t key_seq;           /* this encode must be a keyframe (joiners), if key_due */
@@ -41,11 +44,11 @@ struct Tier {
     gboolean queued_flush;
     uint8_t *queued_pixels;
     int64_t queued_interval_us;
-    const QsStreamSeat *queued_by;  /* compared, never followed */
-    Made ring[QS_STREAM_SHARE_RING];
+    const QsVideoSeat *queued_by;   /* compared, never followed */
+    Made ring[QS_VIDEO_SHARE_RING];
 };
 
-struct QsStreamSeat {
+struct QsVideoSeat {
     Tier *tier;
     uint64_t next;              /* the seq it takes next */
     gboolean fresh;             /* no keyframe of this tier yet */
@@ -54,7 +57,7 @@ struct QsStreamSeat {
     guint read_div;
     int64_t caught_up_us;       /* when it last jumped to the head */
     GSource *answer;            /* an answer from the ring, on its way */
-    QsStreamSeatFunc func;
+    QsVideoSeatFunc func;
     gpointer data;
 };
 
@@ -66,25 +69,25 @@ typedef struct {
     uint8_t *pixels;
     uint32_t bitrate;
     int64_t source_interval_us;
-    const QsStreamSeat *origin;     /* compared, never followed */
+    const QsVideoSeat *origin;      /* compared, never followed */
     QsVideoFrame frame;
+    gboolean ok;
     GError *error;
 } Job;
 
-gboolean qs_stream_share_enabled(void)
+QsVideoShare *qs_video_share_new(QsEncodeQueue *queue, const QsShareRules *rules,
+                                 gboolean enabled)
 {
-    return qs_share_enabled(g_getenv("QS_STREAM_SHARE"));
-}
-
-QsStreamShare *qs_stream_share_new(void)
-{
-    QsStreamShare *share = g_new0(QsStreamShare, 1);
+    QsVideoShare *share = g_new0(QsVideoShare, 1);
 
     share->tiers = g_ptr_array_new();
+    share->queue = qs_encode_queue_ref(queue);
+    share->rules = rules;
+    share->enabled = enabled;
     return share;
 }
 
-void qs_stream_share_free(QsStreamShare *share)
+void qs_video_share_free(QsVideoShare *share)
 {
     if (!share) {
         return;
@@ -93,10 +96,11 @@ void qs_stream_share_free(QsStreamShare *share)
         ((Tier *)g_ptr_array_index(share->tiers, i))->share = NULL;
     }
     g_ptr_array_free(share->tiers, TRUE);
+    qs_encode_queue_unref(share->queue);
     g_free(share);
 }
 
-guint qs_stream_share_n_tiers(const QsStreamShare *share)
+guint qs_video_share_n_tiers(const QsVideoShare *share)
 {
     return share->tiers->len;
 }
@@ -117,25 +121,30 @@ static void tier_unref(Tier *t)
     if (t->share) {
         g_ptr_array_remove_fast(t->share->tiers, t);
     }
-    for (guint i = 0; i < QS_STREAM_SHARE_RING; i++) {
+    for (guint i = 0; i < QS_VIDEO_SHARE_RING; i++) {
         made_clear(&t->ring[i]);
     }
     g_free(t->queued_pixels);
     qs_video_encoder_free(t->enc);
     g_ptr_array_free(t->seats, TRUE);
+    qs_encode_queue_unref(t->queue);
     g_free(t);
 }
 
-static Tier *tier_new(QsStreamShare *share, const QsStreamShape *shape, guint read_div,
-                      gboolean solo)
+/* `share` may be gone (NULL): then `queue` and `rules` are the tier's
+ * that the seat leaves. */
+static Tier *tier_new(QsVideoShare *share, QsEncodeQueue *queue, const QsShareRules *rules,
+                      const QsVideoShape *shape, guint read_div, gboolean solo)
 {
     Tier *t = g_new0(Tier, 1);
 
     t->ref = 0;
+    t->queue = qs_encode_queue_ref(queue);
+    t->rules = rules;
     t->shape = *shape;
-    t->rate_class = qs_share_rate_class(shape->bitrate);
+    t->rate_class = rules->rate_class(shape->bitrate);
     t->read_div = read_div;
-    t->solo = solo || !share || !qs_stream_share_enabled();
+    t->solo = solo || !share || !share->enabled;
     t->seats = g_ptr_array_new();
     t->next_seq = 1;
     if (share) {
@@ -147,7 +156,7 @@ static Tier *tier_new(QsStreamShare *share, const QsStreamShape *shape, guint re
 
 /* A tier others may join with this shape, class and frame rate, other
  * than `not`. */
-static Tier *tier_find(QsStreamShare *share, const QsStreamShape *s, int cls, guint read_div,
+static Tier *tier_find(QsVideoShare *share, const QsVideoShape *s, int cls, guint read_div,
                        const Tier *not)
 {
     for (guint i = 0; share && i < share->tiers->len; i++) {
@@ -166,13 +175,13 @@ static Tier *tier_find(QsStreamShare *share, const QsStreamShape *s, int cls, gu
 
 static const Made *ring_get(const Tier *t, uint64_t seq)
 {
-    const Made *m = &t->ring[seq % QS_STREAM_SHARE_RING];
+    const Made *m = &t->ring[seq % QS_VIDEO_SHARE_RING];
 
     return m->seq == seq && (m->data || m->error || m->ok) ? m : NULL;
 }
 
 /* The seat goes to the head of its tier; its next frame is a keyframe. */
-static void seat_restart(QsStreamSeat *seat)
+static void seat_restart(QsVideoSeat *seat)
 {
     Tier *t = seat->tier;
 
@@ -182,7 +191,7 @@ static void seat_restart(QsStreamSeat *seat)
     t->key_due = TRUE;
 }
 
-static void seat_join(QsStreamSeat *seat, Tier *t)
+static void seat_join(QsVideoSeat *seat, Tier *t)
 {
     g_atomic_int_inc(&t->ref);
     g_ptr_array_add(t->seats, seat);
@@ -195,7 +204,7 @@ static void seat_join(QsStreamSeat *seat, Tier *t)
     }
 }
 
-static void seat_leave(QsStreamSeat *seat)
+static void seat_leave(QsVideoSeat *seat)
 {
     Tier *t = g_steal_pointer(&seat->tier);
 
@@ -203,23 +212,23 @@ static void seat_leave(QsStreamSeat *seat)
     tier_unref(t);
 }
 
-QsStreamSeat *qs_stream_seat_new(QsStreamShare *share, const QsStreamShape *shape,
-                                 QsStreamSeatFunc func, gpointer data)
+QsVideoSeat *qs_video_seat_new(QsVideoShare *share, const QsVideoShape *shape,
+                                 QsVideoSeatFunc func, gpointer data)
 {
-    QsStreamSeat *seat = g_new0(QsStreamSeat, 1);
-    Tier *t = qs_stream_share_enabled()
-                  ? tier_find(share, shape, qs_share_rate_class(shape->bitrate), 1, NULL)
+    QsVideoSeat *seat = g_new0(QsVideoSeat, 1);
+    Tier *t = share->enabled
+                  ? tier_find(share, shape, share->rules->rate_class(shape->bitrate), 1, NULL)
                   : NULL;
 
     seat->func = func;
     seat->data = data;
     seat->bitrate = shape->bitrate;
     seat->read_div = 1;         /* a new stream reads at its nominal rate */
-    seat_join(seat, t ? t : tier_new(share, shape, 1, FALSE));
+    seat_join(seat, t ? t : tier_new(share, share->queue, share->rules, shape, 1, FALSE));
     return seat;
 }
 
-void qs_stream_seat_free(QsStreamSeat *seat)
+void qs_video_seat_free(QsVideoSeat *seat)
 {
     if (!seat) {
         return;
@@ -232,31 +241,31 @@ void qs_stream_seat_free(QsStreamSeat *seat)
     g_free(seat);
 }
 
-guint qs_stream_seat_peers(const QsStreamSeat *seat)
+guint qs_video_seat_peers(const QsVideoSeat *seat)
 {
     return seat->tier->seats->len;
 }
 
 /* Off to `to`, or to a tier of its own (`solo`: nobody joins it): at its
  * head, a keyframe. */
-static void seat_move(QsStreamSeat *seat, Tier *to, gboolean solo)
+static void seat_move(QsVideoSeat *seat, Tier *to, gboolean solo)
 {
-    QsStreamShape shape = seat->tier->shape;
-    QsStreamShare *share = seat->tier->share;
+    const Tier *from = seat->tier;
+    QsVideoShape shape = from->shape;
 
     shape.bitrate = seat->bitrate;
     if (!to) {
-        to = tier_new(share, &shape, seat->read_div, solo);
+        to = tier_new(from->share, from->queue, from->rules, &shape, seat->read_div, solo);
     }
     seat_leave(seat);
     seat_join(seat, to);
 }
 
-gboolean qs_stream_seat_needs_pixels(QsStreamSeat *seat, uint32_t bitrate, guint read_div)
+gboolean qs_video_seat_needs_pixels(QsVideoSeat *seat, uint32_t bitrate, guint read_div)
 {
     Tier *t = seat->tier;
-    uint64_t oldest = t->next_seq > QS_STREAM_SHARE_RING + (t->encoding ? 1 : 0)
-                          ? t->next_seq - QS_STREAM_SHARE_RING - (t->encoding ? 1 : 0)
+    uint64_t oldest = t->next_seq > QS_VIDEO_SHARE_RING + (t->encoding ? 1 : 0)
+                          ? t->next_seq - QS_VIDEO_SHARE_RING - (t->encoding ? 1 : 0)
                           : 1;
     uint64_t behind = t->next_seq - seat->next;
     int64_t now = g_get_monotonic_time();
@@ -264,7 +273,7 @@ gboolean qs_stream_seat_needs_pixels(QsStreamSeat *seat, uint32_t bitrate, guint
     g_return_val_if_fail(!seat->pending, FALSE);
     seat->bitrate = bitrate;
     seat->read_div = MAX(read_div, 1u);
-    switch (qs_share_lag(behind, seat->next < oldest, t->seats->len, seat->caught_up_us, now)) {
+    switch (t->rules->lag(behind, seat->next < oldest, t->seats->len, seat->caught_up_us, now)) {
     case QS_SHARE_RESTART:
         seat_restart(seat);
         break;
@@ -282,14 +291,14 @@ gboolean qs_stream_seat_needs_pixels(QsStreamSeat *seat, uint32_t bitrate, guint
         break;
     case QS_SHARE_KEEP:
         if (!t->solo) {
-            QsStreamShape shape = t->shape;
-            int cls = qs_share_rate_class(bitrate);
+            QsVideoShape shape = t->shape;
+            int cls = t->rules->rate_class(bitrate);
             Tier *other;
 
             shape.bitrate = bitrate;
             other = tier_find(t->share, &shape, cls, seat->read_div, t);
-            switch (qs_share_move(t->seats->len, other != NULL, bitrate, t->rate_class,
-                                  seat->read_div, t->read_div)) {
+            switch (t->rules->move(t->seats->len, other != NULL, bitrate, t->rate_class,
+                                   seat->read_div, t->read_div)) {
             case QS_SHARE_JOIN:
                 seat_move(seat, other, FALSE);
                 break;
@@ -312,7 +321,7 @@ gboolean qs_stream_seat_needs_pixels(QsStreamSeat *seat, uint32_t bitrate, guint
     return seat->next == seat->tier->next_seq;
 }
 
-static void answer(QsStreamSeat *seat, const Made *m, gboolean shared)
+static void answer(QsVideoSeat *seat, const Made *m, gboolean shared)
 {
     QsSharedFrame f = { 0 };
 
@@ -333,7 +342,7 @@ static void answer(QsStreamSeat *seat, const Made *m, gboolean shared)
 
 static gboolean on_answer(gpointer data)
 {
-    QsStreamSeat *seat = data;
+    QsVideoSeat *seat = data;
     const Made *m = ring_get(seat->tier, seat->next);
 
     g_source_unref(g_steal_pointer(&seat->answer));
@@ -341,7 +350,7 @@ static gboolean on_answer(gpointer data)
     return G_SOURCE_REMOVE;
 }
 
-static void answer_later(QsStreamSeat *seat)
+static void answer_later(QsVideoSeat *seat)
 {
     seat->answer = g_idle_source_new();
     g_source_set_callback(seat->answer, on_answer, seat, NULL);
@@ -349,34 +358,30 @@ static void answer_later(QsStreamSeat *seat)
 }
 
 static void start_encode(Tier *t, gboolean flush, uint8_t *pixels, int64_t interval_us,
-                         const QsStreamSeat *origin);
+                         const QsVideoSeat *origin);
 
-static void encode_thread(GTask *task, gpointer source, gpointer data, GCancellable *c)
+/* On a worker: the tier's shape is fixed, the rest is the job's own. */
+static void encode_thread(gpointer data)
 {
     Job *job = data;
-    const QsStreamShape *s = &job->tier->shape;
-    gboolean ok;
+    const QsVideoShape *s = &job->tier->shape;
 
-    (void)source;
-    (void)c;
     if (!job->enc) {
         job->enc = qs_video_encoder_new(s->codec, s->width, s->height, s->fps, job->bitrate,
                                         s->quality, &job->error);
         if (!job->enc) {
-            g_task_return_boolean(task, FALSE);
             return;
         }
     } else if (qs_video_encoder_get_bitrate(job->enc) != job->bitrate) {
         qs_video_encoder_set_bitrate(job->enc, job->bitrate);
     }
     if (job->flush) {
-        ok = qs_video_encoder_flush(job->enc, &job->frame, &job->error);
+        job->ok = qs_video_encoder_flush(job->enc, &job->frame, &job->error);
     } else {
         qs_video_encoder_set_source_interval(job->enc, job->source_interval_us);
-        ok = qs_video_encoder_encode(job->enc, job->pixels, (size_t)s->width * 4,
-                                     job->force_key, &job->frame, &job->error);
+        job->ok = qs_video_encoder_encode(job->enc, job->pixels, (size_t)s->width * 4,
+                                          job->force_key, &job->frame, &job->error);
     }
-    g_task_return_boolean(task, ok);
 }
 
 static void job_free(Job *job)
@@ -388,21 +393,19 @@ static void job_free(Job *job)
     g_free(job);
 }
 
-static void encode_done(GObject *source, GAsyncResult *res, gpointer data)
+static void encode_done(gpointer data)
 {
-    Job *job = g_task_get_task_data(G_TASK(res));
+    Job *job = data;
     Tier *t = job->tier;
-    Made *m = &t->ring[job->seq % QS_STREAM_SHARE_RING];
+    Made *m = &t->ring[job->seq % QS_VIDEO_SHARE_RING];
     g_autoptr(GPtrArray) due = g_ptr_array_new();
 
-    (void)source;
-    (void)data;
     t->encoding = FALSE;
     t->enc = g_steal_pointer(&job->enc);
     made_clear(m);
     m->seq = job->seq;
     m->flush = job->flush;
-    m->ok = g_task_propagate_boolean(G_TASK(res), NULL) && !job->error;
+    m->ok = job->ok && !job->error;
     m->needs_flush = t->enc && qs_video_encoder_needs_flush(t->enc);
     m->starved = job->frame.starved;
     if (m->ok) {
@@ -412,7 +415,7 @@ static void encode_done(GObject *source, GAsyncResult *res, gpointer data)
     }
     /* Answers first (a seat's func may free seats), then the next encode. */
     for (guint i = 0; i < t->seats->len; i++) {
-        QsStreamSeat *seat = g_ptr_array_index(t->seats, i);
+        QsVideoSeat *seat = g_ptr_array_index(t->seats, i);
 
         if (seat->pending && !seat->answer && seat->next == job->seq) {
             g_ptr_array_add(due, seat);
@@ -420,7 +423,7 @@ static void encode_done(GObject *source, GAsyncResult *res, gpointer data)
     }
     g_atomic_int_inc(&t->ref);
     for (guint i = 0; i < due->len; i++) {
-        QsStreamSeat *seat = g_ptr_array_index(due, i);
+        QsVideoSeat *seat = g_ptr_array_index(due, i);
 
         /* Still seated here (an earlier answer may have ended it)? */
         if (g_ptr_array_find(t->seats, seat, NULL) && seat->pending) {
@@ -433,25 +436,25 @@ static void encode_done(GObject *source, GAsyncResult *res, gpointer data)
         start_encode(t, t->queued_flush, g_steal_pointer(&t->queued_pixels),
                      t->queued_interval_us, t->queued_by);
     }
+    job_free(job);
     tier_unref(t);              /* the worker's */
     tier_unref(t);
 }
 
 static void start_encode(Tier *t, gboolean flush, uint8_t *pixels, int64_t interval_us,
-                         const QsStreamSeat *origin)
+                         const QsVideoSeat *origin)
 {
-    g_autoptr(GTask) task = g_task_new(NULL, NULL, encode_done, NULL);
     Job *job = g_new0(Job, 1);
     g_autofree uint32_t *rates = g_new(uint32_t, MAX(t->seats->len, 1u));
 
     for (guint i = 0; i < t->seats->len; i++) {
-        rates[i] = ((QsStreamSeat *)g_ptr_array_index(t->seats, i))->bitrate;
+        rates[i] = ((QsVideoSeat *)g_ptr_array_index(t->seats, i))->bitrate;
     }
     if (flush && t->key_due && t->key_seq == t->next_seq) {
         /* A flush cannot be the joiners' keyframe: they skip it and take
          * the next frame, which will be one. */
         for (guint i = 0; i < t->seats->len; i++) {
-            QsStreamSeat *seat = g_ptr_array_index(t->seats, i);
+            QsVideoSeat *seat = g_ptr_array_index(t->seats, i);
 
             if (seat->fresh && seat->next == t->next_seq) {
                 seat->next++;
@@ -474,17 +477,16 @@ static void start_encode(Tier *t, gboolean flush, uint8_t *pixels, int64_t inter
     job->pixels = pixels;
     job->origin = origin;
     job->source_interval_us = interval_us;
-    job->bitrate = qs_share_tier_rate(rates, t->seats->len, t->shape.bitrate);
+    job->bitrate = t->rules->tier_rate(rates, t->seats->len, t->shape.bitrate);
     job->force_key = !flush && t->key_due && t->key_seq == job->seq;
     if (job->force_key) {
         t->key_due = FALSE;
     }
     t->encoding = TRUE;
-    g_task_set_task_data(task, job, (GDestroyNotify)job_free);
-    g_task_run_in_thread(task, encode_thread);
+    qs_encode_queue_push(t->queue, encode_thread, encode_done, job);
 }
 
-void qs_stream_seat_request(QsStreamSeat *seat, gboolean flush, uint8_t *pixels,
+void qs_video_seat_request(QsVideoSeat *seat, gboolean flush, uint8_t *pixels,
                             int64_t source_interval_us)
 {
     Tier *t = seat->tier;
