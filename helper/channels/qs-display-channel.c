@@ -78,11 +78,13 @@ void qs_display_channel_pump(QsChannel *ch)
         return;
     }
     dc->pumping = TRUE;
+    dc->stats.pumps++;
     damage = qs_screen_watch_take(dc->watch);
     if (damage) {
         qs_display_plan_damage(dc->plan, damage, now);
     }
     if (qs_display_plan_tick(dc->plan, now)) {
+        dc->stats.heat_snapshots++;
         qs_display_plan_heat(dc->plan, qs_screen_heat_snapshot(dc->screen, now), now);
     }
     do {

@@ -45,6 +45,7 @@ typedef struct {
     uint64_t frames, frame_bytes, flushes;
     uint64_t shared_frames;     /* encoded for another viewer of the console */
     uint64_t bytes_written;     /* last socket-level figure */
+    uint64_t pumps, heat_snapshots; /* main-loop wake-ups spent on the plan */
 } QsDisplayStats;
 
 /* One stream while the client has it: its seat at a (maybe shared)

@@ -20,7 +20,8 @@ void qs_display_stats_log(QsDisplayChannel *dc)
               " bytes), lossless repairs %" G_GUINT64_FORMAT ", %" G_GUINT64_FORMAT " from another viewer's; streams %" G_GUINT64_FORMAT
               ", frames %" G_GUINT64_FORMAT " (%" G_GUINT64_FORMAT " bytes, %" G_GUINT64_FORMAT
               " flushes, %" G_GUINT64_FORMAT " from a shared encoder, %" G_GUINT64_FORMAT " skipped at source, client drops %" G_GUINT64_FORMAT ", %" G_GUINT64_FORMAT " starved, frame rate halved %" G_GUINT64_FORMAT " times); ACK lag mean %" G_GINT64_FORMAT
-              " ms p95 %" G_GINT64_FORMAT " ms; RTT min %u ms srtt %u ms; bandwidth %.2f Mbit/s",
+              " ms p95 %" G_GINT64_FORMAT " ms; RTT min %u ms srtt %u ms; bandwidth %.2f Mbit/s; "
+              "pumps %" G_GUINT64_FORMAT " (%.1f/s), heat snapshots %" G_GUINT64_FORMAT,
               secs, st->bytes_written, (double)st->bytes_written * 8 / secs / 1e6,
               st->messages, st->images[QS_IMAGE_CODEC_BITMAP], st->images[QS_IMAGE_CODEC_LZ],
               st->images[QS_IMAGE_CODEC_LZ4],
@@ -29,5 +30,6 @@ void qs_display_stats_log(QsDisplayChannel *dc)
               ps->frames_starved, ps->rate_halvings,
               lag_mean < 0 ? -1 : lag_mean / 1000, lag_p95 < 0 ? -1 : lag_p95 / 1000,
               qs_bwe_min_rtt_us(bwe) / 1000, qs_bwe_srtt_us(bwe) / 1000,
-              (double)qs_bwe_bandwidth(bwe) * 8 / 1e6);
+              (double)qs_bwe_bandwidth(bwe) * 8 / 1e6,
+              st->pumps, (double)st->pumps / secs, st->heat_snapshots);
 }

@@ -16,11 +16,16 @@
  * so no "closed" tells us. A cheap property read does: every
  * TAKEOVER_PROBE_WATCHED_S while a client watches (a viewer must not stare
  * at a display nobody updates), at once when the first client arrives, and
- * every TAKEOVER_PROBE_IDLE_S otherwise: on a virtual CPU one read costs
- * about a millisecond of wakeups across our threads, which at 3 s was most
- * of what an idle helper spends (docs/performance.md "Scale"). */
+ * every TAKEOVER_PROBE_IDLE_S otherwise. qemu sends no event on a takeover,
+ * so the probe cannot wait for one; but with no client nobody sees the
+ * stale display, and the arrival's probe catches it before the first
+ * picture matters, so the idle probe only lets the helper exit (and the
+ * launcher detach) eventually. One read costs about a millisecond of
+ * wakeups across our threads: 0.00007 cores at 15 s, 0.000017 at 60 s,
+ * against a goal of 0.0001 for a whole idle helper (docs/performance.md
+ * "Idle"). */
 #define TAKEOVER_PROBE_WATCHED_S 3
-#define TAKEOVER_PROBE_IDLE_S 15
+#define TAKEOVER_PROBE_IDLE_S 60
 
 struct QsDisplay {
     GDBusConnection *conn;

@@ -150,7 +150,7 @@ def test_bus_mode_pick_vm(qemu_factory, qemu_flavour, guest, display_helper,
 
 # How often a helper asks qemu 7.2 whether it still serves the display, with
 # no client and with one (TAKEOVER_PROBE_*_S in helper/display/qs-display.c).
-PROBE_IDLE_S = 15
+PROBE_IDLE_S = 60
 PROBE_WATCHED_S = 3
 
 

@@ -255,6 +255,19 @@ static void test_stream(void)
     g_test_message("frames %u, flushes %u, client drops %u", frames, flushes, drops);
     g_assert_cmpuint(frames, >=, 30);
     g_assert_cmpuint(flushes, >=, 1);
+    {
+        /* Every frame sent took at least one pump; the heat snapshot is
+         * taken in some of them. */
+        unsigned pumps = 0, snapshots = 0;
+        const char *p = strstr(fx.log->str, "pumps ");
+
+        g_assert_nonnull(p);
+        g_assert_cmpint(sscanf(p, "pumps %u (%*f/s), heat snapshots %u", &pumps, &snapshots),
+                        ==, 2);
+        g_test_message("pumps %u, heat snapshots %u", pumps, snapshots);
+        g_assert_cmpuint(pumps, >=, frames);
+        g_assert_cmpuint(snapshots, <=, pumps);
+    }
     /* Late arrivals the client reported (H.264 frames are still decoded)
      * and frames superseded at playback (below) depend on the host's load,
      * not on what was sent: 0 on an idle host, 1-5 seen on a sanitizer
