@@ -24,6 +24,11 @@ def pytest_addoption(parser):
 
 def pytest_configure(config):
     _timeout.configure(config)
+    # Registered here, not in each pytest.ini: tests/faults shares this hook.
+    config.addinivalue_line(
+        "markers", "plain_run: a correctness test judged on the run of a figure test "
+        "(harness/shared_run.py) that belongs to the plain build; tools/check runs it "
+        "with the figures, once, and never against the sanitizer build")
     # A test passes or fails on its first run (tests/README.md, "Correctness
     # and figures are apart"): a rerun plugin would let a defect that shows
     # half the time pass, so its presence is refused rather than trusted to
