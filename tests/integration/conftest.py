@@ -24,6 +24,11 @@ def pytest_addoption(parser):
 
 def pytest_configure(config):
     _timeout.configure(config)
+    # Registered here, not in each pytest.ini: tests/faults shares this hook.
+    config.addinivalue_line(
+        "markers", "plain_run: a correctness test judged on the run of a figure test "
+        "(harness/shared_run.py) that belongs to the plain build; tools/check runs it "
+        "with the figures, once, and never against the sanitizer build")
     # A test passes or fails on its first run (tests/README.md, "Correctness
     # and figures are apart"): a rerun plugin would let a defect that shows
     # half the time pass, so its presence is refused rather than trusted to
@@ -124,10 +129,20 @@ def dbus_daemon():
         yield bus
 
 
-@pytest.fixture
-def libvirtd():
+@pytest.fixture(scope="module")
+def _libvirtd_of_file():
+    # One daemon per test file: starting and stopping it for each test took
+    # 1.3-1.5 s and 0.3-0.4 s (load 13, 2026-12-07), for about 30 tests.
     with Libvirtd() as daemon:
         yield daemon
+
+
+@pytest.fixture
+def libvirtd(_libvirtd_of_file):
+    """libvirtd for one test: its file's daemon, answering, and after the
+    test no qs-test-* domain and no hook of it left (Libvirtd.reset)."""
+    yield _libvirtd_of_file.lease()
+    _libvirtd_of_file.reset()
 
 
 @pytest.fixture

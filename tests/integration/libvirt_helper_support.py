@@ -21,6 +21,7 @@ from pathlib import Path
 
 from harness import procs
 from harness.errors import HarnessError, MissingComponent
+from harness.qemu import KERNEL_ARGS
 from harness.wait import wait_until
 
 URI = "qemu:///system"
@@ -306,7 +307,7 @@ def domain_xml(lv, name, graphics, devices="", machine="pc", cmdline=""):
     <type arch='x86_64' machine='{machine}'>hvm</type>
     <kernel>{QS_DIR}/{lv.guest.kernel.name}</kernel>
     <initrd>{QS_DIR}/{lv.guest.initrd.name}</initrd>
-    <cmdline>console=ttyS0 quiet keydraw.mode=idle {cmdline}</cmdline>
+    <cmdline>{KERNEL_ARGS} keydraw.mode=idle {cmdline}</cmdline>
   </os>
   <devices>
     <serial type='file'><source path='{QS_DIR}/{name}.serial'/></serial>

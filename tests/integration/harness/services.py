@@ -190,6 +190,7 @@ class Libvirtd(_Service):
         self.owned = False
         self.pids = {}
         self.hooks_dir = None
+        self._leased_pid = None
 
     def _argv(self, name, binary):
         if name != "libvirtd":
@@ -282,6 +283,30 @@ class Libvirtd(_Service):
             if name.startswith(self.DOMAIN_PREFIX):
                 self.virsh("destroy", name, check=False, timeout=20.0)
                 self.virsh("undefine", name, "--nvram", check=False, timeout=20.0)
+
+    def lease(self):
+        """Before a test that shares this daemon: it answers (a test before
+        may have stopped it); returns self."""
+        if not self._answers():
+            self.start()
+        self._leased_pid = self.pids.get("libvirtd")
+        return self
+
+    def reset(self):
+        """After a test that shared this daemon: no qs-test-* domain left,
+        no hook left in the private hooks directory. libvirtd looks for
+        hooks when it starts, so a daemon the test restarted (to install a
+        hook) or stopped is replaced by one started without it."""
+        if not hasattr(self, "_virsh"):
+            return
+        if self.pids.get("libvirtd") or not self.owned:
+            self._cleanup_domains()
+        hooks = os.path.join(self.hooks_dir, "qemu.d") if self.hooks_dir else None
+        left = os.listdir(hooks) if hooks and os.path.isdir(hooks) else []
+        for name in left:
+            os.unlink(os.path.join(hooks, name))
+        if self.owned and (left or self.pids.get("libvirtd") != self._leased_pid):
+            self.stop()
 
     def stop(self, timeout=10.0):
         if not hasattr(self, "_virsh"):
