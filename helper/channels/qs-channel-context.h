@@ -5,6 +5,7 @@
 #include <glib.h>
 #include <stdint.h>
 
+#include "channels/qs-display-clock.h"
 #include "channels/qs-playback.h"
 #include "display/qs-cursor.h"
 #include "display/qs-input.h"
@@ -99,6 +100,7 @@ typedef struct {
     QsVmcBridge *bridges[QS_CHANNELS_MAX_BRIDGES];
     guint n_bridges;
     uint32_t max_fps;           /* streams' frame rate ceiling; 0: the plan's own */
+    const QsDisplayClock *display_clock;    /* NULL: the real one */
     /* The channel types served, by SPICE_CHANNEL_* (qs-channel-types.h):
      * a session makes its channels from it. */
     const QsChannelNewFunc *channel_types;

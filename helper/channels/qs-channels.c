@@ -135,6 +135,7 @@ QsChannels *qs_channels_new(const QsChannelsConfig *config)
     }
     ctx->n_bridges = config->n_bridges;
     ctx->max_fps = config->max_fps;
+    ctx->display_clock = config->display_clock;
     ctx->channel_types = qs_channel_types;
     ctx->ops = &context_ops;
     ctx->owner = hub;

@@ -51,6 +51,9 @@ typedef struct {
     QsWhenFull when_full;
     /* Streams' frame rate ceiling, 1..QS_PLAN_STREAM_FPS; 0 for that. */
     uint32_t max_fps;
+    /* The display channels' clock and timers (unit tests); NULL: the
+     * monotonic clock and GLib timeouts. Outlives the QsChannels. */
+    const QsDisplayClock *display_clock;
     /* qemu's chardevs bridged to spicevmc channels (<=
      * QS_CHANNELS_MAX_BRIDGES), each offered as the channel its bridge
      * names; taken, freed with the QsChannels. */

@@ -19,7 +19,7 @@ static gboolean on_wake(gpointer user_data)
 /* One timer for every deadline the plan names: the earliest wins. */
 static void arm_wake(QsDisplayChannel *dc, int64_t at_us)
 {
-    int64_t now = g_get_monotonic_time();
+    int64_t now = qs_display_clock_now(dc->clock);
 
     if (at_us <= 0 || (dc->wake && dc->wake_at <= at_us)) {
         return;
@@ -30,7 +30,7 @@ static void arm_wake(QsDisplayChannel *dc, int64_t at_us)
     }
     dc->wake_at = at_us;
     /* Millisecond timers round up: a pacer wake 300 us away is 1 ms. */
-    dc->wake = g_timeout_source_new((guint)MAX(0, (at_us - now + 999) / 1000));
+    dc->wake = qs_display_clock_timeout(dc->clock, (guint)MAX(0, (at_us - now + 999) / 1000));
     g_source_set_callback(dc->wake, on_wake, dc, NULL);
     g_source_attach(dc->wake, dc->context);
 }
@@ -70,7 +70,7 @@ static gboolean carry_out(QsDisplayChannel *dc, const QsPlanAction *a, int64_t n
 void qs_display_channel_pump(QsChannel *ch)
 {
     QsDisplayChannel *dc = (QsDisplayChannel *)ch;
-    int64_t now = g_get_monotonic_time();
+    int64_t now = qs_display_clock_now(dc->clock);
     g_autoptr(QsScreenDamage) damage = NULL;
     QsPlanAction action;
 
@@ -101,7 +101,7 @@ static gboolean on_ping_timer(gpointer user_data)
     QsDisplayChannel *dc = user_data;
 
     if (!qs_conn_is_closed(dc->base.conn)) {
-        qs_display_send_probe(dc, g_get_monotonic_time());
+        qs_display_send_probe(dc, qs_display_clock_now(dc->clock));
         /* Also a guard: nothing waits for a lost wake-up longer than this. */
         qs_display_channel_pump(&dc->base);
     }
@@ -128,7 +128,7 @@ static gboolean display_handle(QsChannel *ch, const QsClientMsg *msg, GError **e
     switch (msg->type) {
     case SPICE_MSGC_DISPLAY_INIT:
         dc->init_received = TRUE;
-        qs_display_send_probe(dc, g_get_monotonic_time());
+        qs_display_send_probe(dc, qs_display_clock_now(dc->clock));
         qs_display_channel_pump(ch);
         break;
     case SPICE_MSGC_DISPLAY_PREFERRED_COMPRESSION:
@@ -142,7 +142,7 @@ static gboolean display_handle(QsChannel *ch, const QsClientMsg *msg, GError **e
                                           msg->u.stream_report.num_frames,
                                           msg->u.stream_report.num_drops,
                                           msg->u.stream_report.last_frame_delay,
-                                          g_get_monotonic_time())) {
+                                          qs_display_clock_now(dc->clock))) {
             qs_display_channel_pump(ch);
         }
         break;
@@ -165,7 +165,11 @@ static void display_pong(QsChannel *ch, uint32_t id, int64_t now_us)
 {
     QsDisplayChannel *dc = (QsDisplayChannel *)ch;
 
-    /* What the client read may free budget a waiting plan wants. */
+    /* What the client read may free budget a waiting plan wants. The
+     * probe went out on the channel's clock: the answer is timed on it. */
+    if (dc->clock) {
+        now_us = qs_display_clock_now(dc->clock);
+    }
     if (qs_display_plan_pong(dc->plan, now_us, id)) {
         qs_display_channel_pump(ch);
     }
@@ -269,13 +273,14 @@ QsChannel *qs_display_channel_new(QsSession *session, QsConn *conn)
     qs_image_share_viewer_add(dc->images);
     dc->watch = qs_screen_watch_new(dc->screen);
     dc->context = g_main_context_ref_thread_default();
+    dc->clock = session->ctx->display_clock;
     dc->stats.start_us = g_get_monotonic_time();
     dc->plan = qs_display_plan_new(&caps);
     dc->pump = qs_display_channel_pump;
 #ifdef QS_TEST_CONTROLS
     pin_bandwidth(dc->plan);
 #endif
-    dc->ping_timer = g_timeout_source_new(QS_DISPLAY_PING_MS);
+    dc->ping_timer = qs_display_clock_timeout(dc->clock, QS_DISPLAY_PING_MS);
     g_source_set_callback(dc->ping_timer, on_ping_timer, dc, NULL);
     g_source_attach(dc->ping_timer, dc->context);
     qs_channel_set_ack(&dc->base, QS_DISPLAY_ACK_WINDOW);

@@ -11,3 +11,6 @@ void qs_display_channel_link_estimate(QsChannel *ch, uint64_t *bytes_per_sec,
                                       uint32_t *srtt_us);
 /* Sends while the plan has something (the screen changed). */
 void qs_display_channel_pump(QsChannel *ch);
+/* A frame of one of its streams is at an encoder and not answered yet
+ * (a test waits for the answer before it moves its clock on). */
+gboolean qs_display_channel_encoding(QsChannel *ch);

@@ -65,6 +65,7 @@ struct QsDisplayChannel {
     QsScreen *screen;
     QsScreenWatch *watch;
     GMainContext *context;
+    const QsDisplayClock *clock;    /* NULL: the real one */
     QsVideoShare *streams;      /* the console's, for its viewers' streams */
     QsImageShare *images;       /* the console's lossless images, a reference */
     QsDisplayPlan *plan;

@@ -112,7 +112,7 @@ static void on_frame(QsVideoSeat *seat, const QsSharedFrame *f, gpointer data)
     stamp = qs_display_plan_frame_done(dc->plan, id, v->est_bytes,
                                        &(QsPlanFrameDone){ f->flush, f->ok, size,
                                                            f->needs_flush, f->starved },
-                                       &link, g_get_monotonic_time());
+                                       &link, qs_display_clock_now(dc->clock));
     if (f->ok && stamp && f->data) {
         qs_display_send(dc, SPICE_MSG_DISPLAY_STREAM_DATA,
                         qs_msg_stream_data(id, stamp, f->data));
@@ -156,4 +156,16 @@ void qs_display_video_encode(QsDisplayChannel *dc, const QsPlanAction *a, int64_
     v->asked_flush = flush;
     v->est_bytes = a->est_bytes;
     qs_video_seat_request(v->seat, flush, g_steal_pointer(&pixels), a->source_interval_us);
+}
+
+gboolean qs_display_channel_encoding(QsChannel *ch)
+{
+    QsDisplayChannel *dc = (QsDisplayChannel *)ch;
+
+    for (guint i = 0; i < QS_PLAN_MAX_STREAMS; i++) {
+        if (dc->videos[i] && dc->videos[i]->encoding) {
+            return TRUE;
+        }
+    }
+    return FALSE;
 }

@@ -139,6 +139,10 @@ def test_stream_unshaped(unshaped_run, mode):
     assert run["summary"], run["helper_log"]
     # One stream per moving area, kept while it moves: a few a session
     # (typing: one per scroll), not one per look (every 10 ms).
+    # Measured 2026-12-07, 3 runs a build, the 2-core machine loaded by four
+    # other engineers: build, busy 1/1/1, heavy 2/1/1, typing 6/6/6;
+    # build-san, busy 3/5/7, heavy 3/2/4, typing 1/8 (and one run whose
+    # client decoded nothing: 0 streams, failed on its frames).
     assert 1 <= run["streams"] <= 10, run["summary"]
     for name in ("mid", "final", "settled"):
         assert run[name + "_size"] == run["size"], (name, run[name + "_size"], run["size"])
@@ -157,13 +161,20 @@ def test_stream_unshaped_figures(unshaped_run, mode):
           f"{run['drops']} late, {run['streams']} streams")
     # The "1 s" below is from the client's mid picture: the stop follows it
     # within the watcher's 20 ms poll plus a QMP round trip.
+    # Measured 2026-12-07 on build, loaded machine: 0.18, 0.18, 0.11 s in
+    # the runs that failed it (the bound inside the spread under load).
     assert run["stopped"].get("after_write_s", 1.0) < 0.1, run["stopped"]
     # 3 s of a 30 fps animation: the stream keeps the guest's rate (typing
     # streams only while the editor scrolls: one frame is enough there).
+    # Measured 2026-12-07 on build, 3 runs, loaded machine: busy 52/63/87,
+    # heavy 6/45/49 (below 30 once), typing 49/124/98.
     assert run["watch"]["stream_frames"] >= (1 if mode == "typing" else 30), run["watch"]
     # spice-gtk may count the first frame or two as late while its
     # GStreamer decoder starts (the unit test channels-stream-client sees
     # the same); more than that means frames arrive behind their time.
+    # Measured 2026-12-07 on build, 3 runs, loaded machine: busy 11/1/0,
+    # heavy 5/2/0, typing 10/3/6: the bound inside the spread under load
+    # (typing in every run); build-san 0-8.
     assert run["drops"] is not None and run["drops"] <= 2, run["summary"]
     assert run.get("final_differing") == 0, \
         f"{run.get('final_differing')} pixels differ 1 s after the guest stopped"

@@ -32,6 +32,13 @@ struct QsConn {
     guint link_hist_len;
 };
 
+static const QsDisplayClock *link_clock;    /* NULL: the real one */
+
+void fake_conn_use_clock(const QsDisplayClock *clock)
+{
+    link_clock = clock;
+}
+
 static void fake_msg_clear(gpointer p)
 {
     FakeMsg *m = p;
@@ -175,11 +182,13 @@ gboolean qs_conn_send(QsConn *conn, guint16 type, GBytes *payload)
          * passed. */
         Pong *p = g_new0(Pong, 1);
         int64_t due = conn->link_bw ? fake_conn_link_delay_us(conn) + conn->link_rtt : 0;
+        GSource *later = qs_display_clock_timeout(link_clock, (guint)((due + 999) / 1000));
 
         p->conn = qs_conn_ref(conn);
         memcpy(p->body, g_bytes_get_data(m.payload, NULL), sizeof(p->body));
-        g_timeout_add_full(G_PRIORITY_DEFAULT, (guint)((due + 999) / 1000), deliver_pong, p,
-                           NULL);
+        g_source_set_callback(later, deliver_pong, p, NULL);
+        g_source_attach(later, NULL);
+        g_source_unref(later);
     }
     return TRUE;
 }
@@ -276,6 +285,11 @@ guint fake_conn_sent_after_close(QsConn *conn)
     return conn->sent_after_close;
 }
 
+gpointer fake_conn_channel(QsConn *conn)
+{
+    return conn->handlers.message ? conn->user_data : NULL;
+}
+
 gboolean fake_conn_has_handlers(QsConn *conn)
 {
     return conn->handlers.message != NULL;
@@ -290,7 +304,7 @@ gboolean fake_conn_has_handlers(QsConn *conn)
  */
 static void link_advance(QsConn *conn)
 {
-    int64_t now = g_get_monotonic_time();
+    int64_t now = qs_display_clock_now(link_clock);
     uint64_t can = (uint64_t)(now - conn->link_last_us) * conn->link_bw / G_USEC_PER_SEC;
 
     if (can > 0) {
@@ -313,7 +327,7 @@ void fake_conn_set_link(QsConn *conn, uint64_t bytes_per_s, uint32_t rtt_us)
     }
     conn->link_bw = bytes_per_s;
     conn->link_rtt = rtt_us;
-    conn->link_last_us = g_get_monotonic_time();
+    conn->link_last_us = qs_display_clock_now(link_clock);
 }
 
 int64_t fake_conn_link_delay_us(QsConn *conn)
@@ -333,7 +347,7 @@ int64_t fake_conn_msg_delay_us(QsConn *conn, guint i)
 
 gboolean qs_conn_get_link_facts(QsConn *conn, QsLinkFacts *facts)
 {
-    int64_t now = g_get_monotonic_time();
+    int64_t now = qs_display_clock_now(link_clock);
     uint64_t acked = 0;
 
     memset(facts, 0, sizeof(*facts));

@@ -2,6 +2,7 @@
 /* Fakes of net's QsConn and display's QsCursor/QsInput for the channel state machine tests. */
 #pragma once
 
+#include "channels/qs-display-clock.h"
 #include "display/qs-cursor.h"
 #include "display/qs-input.h"
 #include "net/qs-conn.h"
@@ -23,6 +24,9 @@ void fake_conn_deliver(QsConn *conn, guint16 type, const void *data, gsize size)
 /* A PING is answered with its PONG from an idle (the next loop iteration)
  * unless this is set. */
 void fake_conn_set_ignore_pings(QsConn *conn, gboolean ignore);
+/* The channel the connection's messages go to (its handlers' data), or
+ * NULL once closed. */
+gpointer fake_conn_channel(QsConn *conn);
 /* Messages sent so far (FakeMsg), and clearing them. */
 GArray *fake_conn_sent(QsConn *conn);
 void fake_conn_clear(QsConn *conn);
@@ -68,3 +72,13 @@ void fake_input_set_hook(QsInput *input, void (*hook)(QsInput *, gpointer), gpoi
 
 /* Runs the default main context until nothing is pending. */
 void fake_loop_run_pending(void);
+
+/* A display clock the test moves (fake-clock.c); give &clock->clock to
+ * QsChannelsConfig.display_clock and to fake_conn_use_clock(). */
+typedef struct {
+    QsDisplayClock clock;
+    int64_t now_us;
+} FakeClock;
+void fake_clock_init(FakeClock *clock);
+/* The simulated links and PONG delays run on `clock` (NULL: the real one). */
+void fake_conn_use_clock(const QsDisplayClock *clock);
