@@ -27,6 +27,13 @@ qemu 7.2:
   an expected failure until the helper reads chunks as spice-server does;
 - resize: the client's monitors config makes spice-vdagent change the X
   mode (`xrandr` shows the size), and the client's primary surface follows.
+  An expected failure: spice-vdagentd refuses the monitors config the
+  helper forwards ("invalid message size for VDAgentMonitorsConfig"); the
+  control against qemu's own spice-server (test_desktop_resize_control_
+  spice_server) does not resize X either: spice-server hands the config
+  to virtio-gpu as a new preferred mode, which nothing in an openbox
+  session applies (a desktop such as GNOME follows it). Also expected to
+  fail, for that reason.
 
 These tests carry the `desktop` marker and run only when asked for
 (`-m desktop`): the image takes minutes to build the first time and the
@@ -139,6 +146,7 @@ def client_main(argv):
 if __name__ != "__main__":
     import os
     import queue
+    import shutil
     import subprocess
     import tempfile
     import threading
@@ -243,7 +251,6 @@ if __name__ != "__main__":
 
     def guest_copy(shell, client, text, what):
         """`text` put on the guest's X CLIPBOARD by xclip reaches the client."""
-        assert len(text) < 4000, "one serial line of base64 per 1000 bytes"
         shell.put_file("/tmp/to-host.txt", text)
         mark = len(client.lines)
         shell.x("xclip -i -selection clipboard -target UTF8_STRING </tmp/to-host.txt")
@@ -300,13 +307,12 @@ if __name__ != "__main__":
             if client:
                 client.finish(5)
             chardev.close()
-            for name in os.listdir(run):
-                os.unlink(os.path.join(run, name))
-            os.rmdir(run)
+            shutil.rmtree(run, ignore_errors=True)
 
-    @pytest.mark.xfail(reason="seen once (2026-12-07): after the client's monitors config "
-                       "for 1024x768 reached the helper, the guest's X stayed at 1280x800 "
-                       "for 60 s; cause not found yet (the guest's journal is printed)")
+    @pytest.mark.xfail(reason="spice-vdagentd refuses the monitors config the helper "
+                       "forwards ('invalid message size for VDAgentMonitorsConfig' in the "
+                       "guest's journal: it checks the size against num_of_monitors), so "
+                       "the X mode stays 1280x800")
     @pytest.mark.timeout(900)
     def test_desktop_resize(qemu_factory, desktop, helper_binary):
         """The client's monitors config makes spice-vdagent set the X mode
@@ -351,7 +357,50 @@ if __name__ != "__main__":
             if client:
                 client.finish(5)
             chardev.close()
-            os.rmdir(run)
+            shutil.rmtree(run, ignore_errors=True)
+
+    @pytest.mark.xfail(reason="seen 2026-12-07: qemu's spice-server gives the monitors config "
+                       "to virtio-gpu (xrandr's preferred mode became 1024x768), not to "
+                       "spice-vdagent, and nothing in this openbox session applies the new "
+                       "preferred mode, so the X mode stays 1280x800")
+    @pytest.mark.timeout(900)
+    def test_desktop_resize_control_spice_server(qemu_factory, desktop):
+        """The control: the same monitors config from spice-gtk through qemu's
+        own spice-server (its spicevmc agent channel) to the same guest."""
+        t0 = time.monotonic()
+        q = qemu_factory(guest=desktop, memory=MEMORY, serial_input=True, display="spice",
+                         extra_args=desktop.drive_args() + [
+                             "-chardev", "spicevmc,id=qsvdagent,name=vdagent",
+                             "-device", "virtio-serial-pci,id=qsvserial",
+                             "-device", "virtserialport,bus=qsvserial.0,chardev=qsvdagent,"
+                                        f"name={AGENT_PORT}"])
+        shell = DesktopShell(q)
+        times = {"login": shell.wait_login(LOGIN_WAIT_S)}
+        shell.wait_for("pgrep -u user -x spice-vdagent && pgrep -x spice-vdagentd && "
+                       f"env {X_ENV} xrandr", SESSION_WAIT_S, "X session with spice-vdagent")
+        times["session"] = time.monotonic() - t0
+        client = Client(q.spice_port, 600)
+        try:
+            def what():
+                _, journal = shell.run("journalctl -b --no-pager | "
+                                       "grep -i -e vdagent -e randr | tail -30", check=False)
+                return (f"times: {times}\nclient: {client.lines[-20:]}\n"
+                        f"qemu: {q.stderr_tail()}\nguest journal: {journal}")
+
+            assert client.wait("agent", 120) == "agent caps-monitors=1", what()
+            assert client.wait("primary", 60), what()
+            mark = len(client.lines)
+            client.send("monitor %d %d" % NEW_SIZE)
+            assert client.wait("monitors", 10, mark) == "monitors 1", what()
+            deadline = time.monotonic() + 60
+            while True:
+                w, hh, out = xrandr_current(shell)
+                if (w, hh) == NEW_SIZE or time.monotonic() > deadline:
+                    break
+                time.sleep(1)
+            assert (w, hh) == NEW_SIZE, what() + "\nxrandr: " + out
+        finally:
+            client.finish(5)
 
     @pytest.mark.xfail(reason="spice-vdagentd sends a 5000-byte clipboard as one chunk of "
                        "5028 bytes on com.redhat.spice.0; the helper refuses chunks over "
@@ -380,7 +429,7 @@ if __name__ != "__main__":
             if client:
                 client.finish(5)
             chardev.close()
-            os.rmdir(run)
+            shutil.rmtree(run, ignore_errors=True)
 
 else:
     if len(sys.argv) > 1 and sys.argv[1] == "client":
