@@ -11,9 +11,9 @@ struct QsAgentChunkReader {
     uint8_t header[QS_AGENT_CHUNK_HEADER_SIZE];
     guint header_len;
     uint32_t port;
-    uint32_t size;
+    uint32_t left;                  /* the chunk's bytes not read yet */
     uint8_t data[QS_AGENT_CHUNK_DATA_MAX];
-    uint32_t have;
+    uint32_t have;                  /* of them in `data`, not passed on yet */
     gboolean broken;
 };
 
@@ -30,6 +30,7 @@ void qs_agent_chunk_reader_free(QsAgentChunkReader *r)
 void qs_agent_chunk_reader_reset(QsAgentChunkReader *r)
 {
     r->header_len = 0;
+    r->left = 0;
     r->have = 0;
     r->broken = FALSE;
 }
@@ -55,7 +56,7 @@ gboolean qs_agent_chunk_reader_feed(QsAgentChunkReader *r, const uint8_t *data,
                 break;
             }
             r->port = qs_wire_get_u32(r->header);
-            r->size = qs_wire_get_u32(r->header + 4);
+            r->left = qs_wire_get_u32(r->header + 4);
             r->have = 0;
             if (r->port != VDP_CLIENT_PORT && r->port != VDP_SERVER_PORT) {
                 r->broken = TRUE;
@@ -64,24 +65,29 @@ gboolean qs_agent_chunk_reader_feed(QsAgentChunkReader *r, const uint8_t *data,
                             VDP_CLIENT_PORT, VDP_SERVER_PORT);
                 return FALSE;
             }
-            if (r->size > QS_AGENT_CHUNK_DATA_MAX) {
-                r->broken = TRUE;
-                g_set_error(error, QS_AGENT_ERROR, QS_AGENT_ERROR_TOO_BIG,
-                            "agent chunk of %u bytes (limit %u)", r->size,
-                            QS_AGENT_CHUNK_DATA_MAX);
-                return FALSE;
-            }
         } else {
-            size_t n = MIN(size, (size_t)(r->size - r->have));
+            size_t n = MIN(MIN(size, (size_t)r->left),
+                           (size_t)(QS_AGENT_CHUNK_DATA_MAX - r->have));
 
             memcpy(r->data + r->have, data, n);
             r->have += (uint32_t)n;
+            r->left -= (uint32_t)n;
             data += n;
             size -= n;
         }
-        if (r->header_len == QS_AGENT_CHUNK_HEADER_SIZE && r->have == r->size) {
-            r->header_len = 0;
-            func(r->port, r->data, r->size, user_data);
+        if (r->header_len < QS_AGENT_CHUNK_HEADER_SIZE) {
+            continue;
+        }
+        /* A piece is passed on when the buffer is full or the chunk ends
+         * (an empty chunk too, once); a longer chunk goes on in pieces. */
+        if (r->left == 0 || r->have == QS_AGENT_CHUNK_DATA_MAX) {
+            uint32_t have = r->have;
+
+            r->have = 0;
+            if (r->left == 0) {
+                r->header_len = 0;
+            }
+            func(r->port, r->data, have, user_data);
         }
     }
     return TRUE;

@@ -9,10 +9,11 @@
  * On the guest's virtio-serial port com.redhat.spice.0 the agent's
  * messages (VDAgentMessage, qs-agent.h) travel in chunks: {u32 port; u32
  * size; data[size]}, port VDP_CLIENT_PORT (1) for what goes to or comes
- * from the client, VDP_SERVER_PORT (2) for the server. spice-vdagentd
- * writes chunks of at most VD_AGENT_MAX_DATA_SIZE bytes of data; we cut
- * ours the same, so a chunk's data is one AGENT_DATA piece of the main
- * channel. spice-protocol.md §6.
+ * from the client, VDP_SERVER_PORT (2) for the server. We cut ours at
+ * VD_AGENT_MAX_DATA_SIZE bytes of data, as spice-gtk does; spice-vdagentd
+ * writes a whole message as one chunk whatever its size, so the reader
+ * hands a chunk on in pieces of at most that size, each one AGENT_DATA
+ * piece of the main channel. spice-protocol.md §6.
  */
 
 #define QS_AGENT_CHUNK_HEADER_SIZE 8u
@@ -31,10 +32,10 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(QsAgentChunkReader, qs_agent_chunk_reader_free)
 /* Forgets a partial chunk (the guest's port reopened). */
 void qs_agent_chunk_reader_reset(QsAgentChunkReader *reader);
 
-/* Feeds bytes read from the port; calls `func` for each complete chunk
- * (empty chunks too). FALSE: a chunk header with an unknown port or data
- * over QS_AGENT_CHUNK_DATA_MAX; the stream is broken until reset. Holds at
- * most one chunk. */
+/* Feeds bytes read from the port; calls `func` for each piece of a chunk:
+ * every QS_AGENT_CHUNK_DATA_MAX bytes and at its end (an empty chunk: once,
+ * empty). FALSE: a chunk header with an unknown port; the stream is broken
+ * until reset. Holds at most one piece. */
 gboolean qs_agent_chunk_reader_feed(QsAgentChunkReader *reader, const uint8_t *data,
                                     size_t size, QsAgentChunkFunc func,
                                     gpointer user_data, GError **error);

@@ -22,9 +22,10 @@ qemu 7.2:
 - guest -> client: a text put on the X CLIPBOARD with `xclip -i` reaches the
   client byte for byte. spice-vdagentd writes each agent message as ONE
   chunk on its port, whatever its size (our stand-in and spice-gtk cut at
-  2048 bytes); spice-server reads any chunk size. The helper refuses chunks
-  over 2048 bytes, so a text over 2028 bytes does not arrive: that test is
-  an expected failure until the helper reads chunks as spice-server does;
+  2048 bytes); the helper, as spice-server, reads a chunk of any size in
+  pieces of 2048 bytes (helper/wire/qs-agent-chunk.c), so a 5000-byte
+  text arrives whole (before it did, chunks over 2048 bytes broke the
+  framing);
 - resize: the client's monitors config makes spice-vdagent change the X
   mode (`xrandr` shows the size), and the client's primary surface follows.
   An expected failure: spice-vdagentd refuses the monitors config the
@@ -402,10 +403,6 @@ if __name__ != "__main__":
         finally:
             client.finish(5)
 
-    @pytest.mark.xfail(reason="spice-vdagentd sends a 5000-byte clipboard as one chunk of "
-                       "5028 bytes on com.redhat.spice.0; the helper refuses chunks over "
-                       "2048 bytes (helper/wire/qs-agent-chunk.c, 'broke the framing'), "
-                       "spice-server reads any chunk size in 2048-byte pieces")
     @pytest.mark.timeout(900)
     def test_desktop_clipboard_to_client_large(qemu_factory, desktop, helper_binary):
         """A guest text over one 2048-byte chunk reaches the client."""
