@@ -266,13 +266,41 @@ void qs_agent_guest_detach(QsAgentGuest *g, QsAgent *a)
     qs_agent_guest_steer(g);
 }
 
+/* A client's monitors config, in the form spice-vdagentd takes
+ * (qs_agent_monitors_body_for_guest); NULL: not one to pass on. */
+static GBytes *monitors_for_guest(const QsAgentMsg *msg)
+{
+    QsAgentMonitors mon;
+    g_autoptr(GError) error = NULL;
+
+    if (!qs_agent_parse_monitors(msg, &mon, &error)) {
+        g_message("agent: a client's monitors config not passed to the guest's agent: %s",
+                  error->message);
+        return NULL;
+    }
+    return qs_agent_monitors_body_for_guest(&mon);
+}
+
 static void on_client_msg(const QsAgentMsg *msg, gpointer user_data)
 {
     QsAgent *a = user_data;
 
-    if (a->guest) {
-        write_msg(a->guest, VDP_CLIENT_PORT, msg->type, msg->opaque, msg->data, msg->size);
+    if (!a->guest) {
+        return;
     }
+    if (msg->type == VD_AGENT_MONITORS_CONFIG) {
+        g_autoptr(GBytes) body = monitors_for_guest(msg);
+        gsize size;
+        const uint8_t *data;
+
+        if (!body) {
+            return;
+        }
+        data = g_bytes_get_data(body, &size);
+        write_msg(a->guest, VDP_CLIENT_PORT, msg->type, msg->opaque, data, (uint32_t)size);
+        return;
+    }
+    write_msg(a->guest, VDP_CLIENT_PORT, msg->type, msg->opaque, msg->data, msg->size);
 }
 
 gboolean qs_agent_guest_on_data(QsAgent *a, const uint8_t *data, size_t size, GError **error)

@@ -97,3 +97,21 @@ GBytes *qs_agent_reply_body(uint32_t type, uint32_t result)
     qs_wire_u32(b, result);
     return g_byte_array_free_to_bytes(b);
 }
+
+GBytes *qs_agent_monitors_body_for_guest(const QsAgentMonitors *mon)
+{
+    GByteArray *b = g_byte_array_sized_new(HEADER_SIZE + mon->n_monitors * MON_SIZE);
+
+    qs_wire_u32(b, mon->n_monitors);
+    qs_wire_u32(b, mon->flags & ~(uint32_t)VD_AGENT_CONFIG_MONITORS_FLAG_PHYSICAL_SIZE);
+    for (uint32_t i = 0; i < mon->n_monitors; i++) {
+        const QsAgentMonitor *m = &mon->monitors[i];
+
+        qs_wire_u32(b, m->height);
+        qs_wire_u32(b, m->width);
+        qs_wire_u32(b, m->depth);
+        qs_wire_u32(b, (uint32_t)m->x);
+        qs_wire_u32(b, (uint32_t)m->y);
+    }
+    return g_byte_array_free_to_bytes(b);
+}

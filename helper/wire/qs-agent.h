@@ -148,5 +148,11 @@ gboolean qs_agent_parse_monitors(const QsAgentMsg *msg, QsAgentMonitors *mon,
                                  GError **error);
 /* Can this monitor become a mode: enabled, sizes and position in range? */
 gboolean qs_agent_monitor_check(const QsAgentMonitor *monitor, GError **error);
+/* A MONITORS_CONFIG body as spice-vdagentd takes it: `mon`'s monitors and
+ * flags without FLAG_PHYSICAL_SIZE and without the sizes in millimetres.
+ * spice-vdagentd (0.22 in Debian 12, and later ones) refuses a config whose
+ * size is not exactly the header and the monitors ("invalid message size
+ * for VDAgentMonitorsConfig"), and spice-gtk appends the millimetres. */
+GBytes *qs_agent_monitors_body_for_guest(const QsAgentMonitors *mon);
 /* VD_AGENT_REPLY: {u32 type; u32 error} (VD_AGENT_SUCCESS / VD_AGENT_ERROR). */
 GBytes *qs_agent_reply_body(uint32_t type, uint32_t result);

@@ -28,13 +28,14 @@ qemu 7.2:
   framing);
 - resize: the client's monitors config makes spice-vdagent change the X
   mode (`xrandr` shows the size), and the client's primary surface follows.
-  An expected failure: spice-vdagentd refuses the monitors config the
-  helper forwards ("invalid message size for VDAgentMonitorsConfig"); the
-  control against qemu's own spice-server (test_desktop_resize_control_
-  spice_server) does not resize X either: spice-server hands the config
-  to virtio-gpu as a new preferred mode, which nothing in an openbox
-  session applies (a desktop such as GNOME follows it). Also expected to
-  fail, for that reason.
+  spice-vdagentd takes a monitors config only when its size is exactly the
+  header and the monitors ("invalid message size for VDAgentMonitorsConfig"
+  otherwise), and spice-gtk appends physical sizes: the helper passes the
+  guest's agent the config without them (qs_agent_monitors_body_for_guest).
+  The control against qemu's own spice-server (test_desktop_resize_control_
+  spice_server) does not resize X: spice-server hands the config to
+  virtio-gpu as a new preferred mode, which nothing in an openbox session
+  applies (a desktop such as GNOME follows it); an expected failure.
 
 These tests carry the `desktop` marker and run only when asked for
 (`-m desktop`): the image takes minutes to build the first time and the
@@ -310,10 +311,6 @@ if __name__ != "__main__":
             chardev.close()
             shutil.rmtree(run, ignore_errors=True)
 
-    @pytest.mark.xfail(reason="spice-vdagentd refuses the monitors config the helper "
-                       "forwards ('invalid message size for VDAgentMonitorsConfig' in the "
-                       "guest's journal: it checks the size against num_of_monitors), so "
-                       "the X mode stays 1280x800")
     @pytest.mark.timeout(900)
     def test_desktop_resize(qemu_factory, desktop, helper_binary):
         """The client's monitors config makes spice-vdagent set the X mode

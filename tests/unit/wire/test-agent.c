@@ -339,6 +339,17 @@ static void test_monitors(void)
         g_clear_error(&error);
     }
 
+    /* For the guest's agent: the same monitors, without the physical sizes
+     * and their flag (spice-vdagentd wants the size exact), unknown flags
+     * gone; the header and 20 bytes a monitor. */
+    g_assert_true(parse_monitors(full, &mon, &error));
+    g_autoptr(GBytes) for_guest = qs_agent_monitors_body_for_guest(&mon);
+    g_autoptr(GBytes) want = monitors_body(2, VD_AGENT_CONFIG_MONITORS_FLAG_USE_POS, 2, two,
+                                           NULL);
+    g_assert_cmpuint(g_bytes_get_size(for_guest), ==, 8 + 2 * 20);
+    g_assert_cmpmem(g_bytes_get_data(for_guest, NULL), g_bytes_get_size(for_guest),
+                    g_bytes_get_data(want, NULL), g_bytes_get_size(want));
+
     g_autoptr(GBytes) reply = qs_agent_reply_body(VD_AGENT_MONITORS_CONFIG, VD_AGENT_ERROR);
     g_assert_cmpmem(g_bytes_get_data(reply, NULL), g_bytes_get_size(reply),
                     "\2\0\0\0\2\0\0\0", 8);
