@@ -27,3 +27,10 @@ guint qs_heap_trim_count(void)
 {
     return trims;
 }
+
+gint64 qs_heap_trim_due_us(void)
+{
+    GSource *source = trim_source ? g_main_context_find_source_by_id(NULL, trim_source) : NULL;
+
+    return source ? g_source_get_ready_time(source) : -1;
+}

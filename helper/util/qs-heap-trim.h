@@ -22,5 +22,8 @@ void qs_heap_trim_soon(void);
 
 /* How many trims have run (tests). */
 guint qs_heap_trim_count(void);
+/* When the pending trim is due (monotonic microseconds), -1 if none
+ * (tests). */
+gint64 qs_heap_trim_due_us(void);
 
 G_END_DECLS
