@@ -166,6 +166,12 @@ def shared_qemu(request, _guests_of_file, paths):
     problems = []
     for q in lent:
         problems += _guests_of_file.give_back(q, passed)
+    # After the file's last borrower the guests go at once: a busy guest
+    # left running would take a core from the file's remaining tests.
+    later = request.session.items[request.session.items.index(request.node) + 1:]
+    if not any(i.module is request.node.module and "shared_qemu" in i.fixturenames
+               for i in later):
+        _guests_of_file.close()
     if problems:
         pytest.fail("shared qemu: " + "; ".join(problems))
 
