@@ -8,6 +8,7 @@ import pytest
 from harness import DBusDaemon, Guest, Libvirtd, Paths, Qemu, Xvfb, exits, kill_strays
 from harness import timeout as _timeout
 from harness.qemu import chroot_mounts, sweep_stale_run_dirs
+from harness.shared_guest import SharedGuests
 
 # Which qemu builds tests parametrised with qemu_flavour run against.
 QEMU_FLAVOURS = os.environ.get("QS_QEMU_FLAVOURS", "host,trixie").split(",")
@@ -117,6 +118,62 @@ def qemu_factory(request, paths):
             errors.append(str(e))
     if errors:
         pytest.fail("qemu teardown: " + "; ".join(errors))
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    # Each phase's report on the item: shared_qemu gives its guest back
+    # for the next test only after a call that passed.
+    report = (yield).get_result()
+    setattr(item, f"_qs_report_{report.when}", report)
+
+
+@pytest.fixture(scope="module")
+def _guests_of_file():
+    guests = SharedGuests()
+    yield guests
+    guests.close()
+
+
+@pytest.fixture
+def shared_qemu(request, _guests_of_file, paths):
+    """make(**Qemu kwargs) -> the file's started qemu of that configuration,
+    booted by the first test that asks for it (harness/shared_guest.py).
+
+    For tests that attach a helper, watch and detach: never one that kills,
+    pauses, reboots or reconfigures qemu (those take qemu_factory). Serial
+    lines of earlier tests stay in its log: wait for what the test itself
+    causes with since=q.serial_mark(). Defaults as qemu_factory's. After the
+    test, what it left is checked (a helper still running, qemu paused or
+    gone: the test fails); after a failure the guest is not lent again."""
+    lent = []
+
+    def make(**kwargs):
+        if "flavour" not in kwargs:
+            kwargs["flavour"] = (request.getfixturevalue("qemu_flavour")
+                                 if "qemu_flavour" in request.fixturenames else "host")
+        if "guest" not in request.fixturenames:
+            raise TypeError("shared_qemu: request the `guest` fixture in the test")
+        kwargs["guest"] = request.getfixturevalue("guest")
+        kwargs.setdefault("paths", paths)
+        q = _guests_of_file.lend(**kwargs)
+        lent.append(q)
+        return q
+
+    yield make
+    call = getattr(request.node, "_qs_report_call", None)
+    passed = call is not None and not call.failed
+    problems = []
+    for q in lent:
+        problems += _guests_of_file.give_back(q, passed)
+    # After the file's last borrower the guests go at once: a busy guest
+    # left running would take a core from the file's remaining tests.
+    later = request.session.items[request.session.items.index(request.node) + 1:]
+    if not any(i.module is request.node.module and "shared_qemu" in i.fixturenames
+               for i in later):
+        _guests_of_file.close()
+    if problems:
+        pytest.fail("shared qemu: " + "; ".join(problems))
 
 
 @pytest.fixture

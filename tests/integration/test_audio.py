@@ -137,15 +137,20 @@ if __name__ != "__main__":
 
     AUDIODEV = "snd0"
 
+    # The beeping guest of one audiodev is booted once for the tests that
+    # attach a helper, listen and detach (shared_qemu, conftest.py: on
+    # qemu 10.0 four boots became one); qemu forgets a p2p audio listener
+    # when its connection closes (test_audio_after_helper_restart).
+
     @pytest.mark.timeout(180)
     @pytest.mark.parametrize("qemu_rate,opus", [(None, True), (48000, True), (None, False)],
                              ids=["44k-opus", "48k-opus", "44k-raw"])
-    def test_tone_reaches_playback(qemu_factory, qemu_flavour, guest, helper_binary,
+    def test_tone_reaches_playback(shared_qemu, qemu_flavour, guest, helper_binary,
                                    qemu_rate, opus):
         audiodev = AUDIODEV if qemu_rate is None else f"{AUDIODEV},out.frequency={qemu_rate}"
         if qemu_flavour == "host" and (qemu_rate is not None or not opus):
             not_applicable("qemu 7.2 over p2p: the helper leaves audio alone")
-        q = qemu_factory(cmdline_extra=f"keydraw.beep={BEEP_HZ}",
+        q = shared_qemu(cmdline_extra=f"keydraw.beep={BEEP_HZ}",
                          audiodev=audiodev)
         q.wait_serial("BEEP on", timeout=120)
         try:
@@ -206,12 +211,12 @@ if __name__ != "__main__":
         print(what)                                     # shown with pytest -rP
 
     @pytest.mark.timeout(180)
-    def test_audio_after_helper_restart(qemu_factory, qemu_flavour, guest, helper_binary):
+    def test_audio_after_helper_restart(shared_qemu, qemu_flavour, guest, helper_binary):
         """A second helper on the same qemu gets the sound too (qemu keeps one
         p2p audio listener and forgets it when its connection closes)."""
         if qemu_flavour == "host":
             not_applicable("qemu 7.2 over p2p: the helper leaves audio alone")
-        q = qemu_factory(cmdline_extra=f"keydraw.beep={BEEP_HZ}",
+        q = shared_qemu(cmdline_extra=f"keydraw.beep={BEEP_HZ}",
                          audiodev=AUDIODEV)
         q.wait_serial("BEEP on", timeout=120)
         for attempt in (1, 2):
@@ -225,7 +230,7 @@ if __name__ != "__main__":
             assert any(l.startswith("run ") for l in lines), what
 
     @pytest.mark.timeout(180)
-    def test_client_before_audio_registration(qemu_factory, qemu_flavour, guest, helper_binary,
+    def test_client_before_audio_registration(shared_qemu, qemu_flavour, guest, helper_binary,
                                               monkeypatch):
         """A client that asks for its channels before qemu has answered the
         helper's audio registration is still offered sound: its channel list
@@ -234,7 +239,7 @@ if __name__ != "__main__":
         started as soon as the helper listens, surely asks in that moment."""
         if qemu_flavour == "host":
             not_applicable("qemu 7.2 over p2p: the helper leaves audio alone")
-        q = qemu_factory(cmdline_extra=f"keydraw.beep={BEEP_HZ}", audiodev=AUDIODEV)
+        q = shared_qemu(cmdline_extra=f"keydraw.beep={BEEP_HZ}", audiodev=AUDIODEV)
         q.wait_serial("BEEP on", timeout=120)
         monkeypatch.setenv("QS_TEST_AUDIO_START_DELAY_MS", "1500")
         with serving(helper_binary, q, "--disable-ticketing") as (h, port):

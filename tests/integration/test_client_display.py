@@ -24,6 +24,14 @@ STATIC_RECT = "8,700,64,64"
 READY_TIMEOUT = 45.0
 
 
+# The info and size tests share one idle guest, the two keylat tests one
+# busy guest (shared_qemu, conftest.py): they connect a client to qemu's
+# own SPICE server and leave; each press gives the key box a colour the
+# previous press did not have (tests/guest/keydraw-draw.c), so earlier
+# presses cannot stand in for a test's own. The stopped-guest and
+# streaming-option tests boot their own.
+
+
 def run_client(binary, port, *args, timeout=20, check=True):
     """Run qs-test-client against 127.0.0.1:port; bounded by --timeout plus slack."""
     argv = [str(binary), "--port", str(port), "--timeout", str(timeout), *map(str, args)]
@@ -61,8 +69,8 @@ def test_screenshot_of_stopped_guest_equals_screendump(qemu_factory, guest, test
         assert img.tobytes() == reference
 
 
-def test_info_reports_surface_channels_and_monitors(qemu_factory, guest, test_client):
-    q = qemu_factory(vga="virtio", display="spice", mode="idle")
+def test_info_reports_surface_channels_and_monitors(shared_qemu, guest, test_client):
+    q = shared_qemu(vga="virtio", display="spice", mode="idle")
     ready = q.wait_ready(timeout=READY_TIMEOUT)
     w, h = int(ready["w"]), int(ready["h"])
     info = json.loads(run_client(test_client, q.spice_port, "--expect-size", f"{w}x{h}",
@@ -79,8 +87,8 @@ def test_info_reports_surface_channels_and_monitors(qemu_factory, guest, test_cl
     assert info["monitors"][0]["width"] == w and info["monitors"][0]["height"] == h
 
 
-def test_expect_size_mismatch_fails_with_status_9(qemu_factory, guest, test_client):
-    q = qemu_factory(vga="virtio", display="spice", mode="idle")
+def test_expect_size_mismatch_fails_with_status_9(shared_qemu, guest, test_client):
+    q = shared_qemu(vga="virtio", display="spice", mode="idle")
     ready = q.wait_ready(timeout=READY_TIMEOUT)
     res = run_client(test_client, q.spice_port, "--expect-size", "640x480", "info", check=False)
     assert res.returncode == 9, res.stderr
@@ -88,8 +96,8 @@ def test_expect_size_mismatch_fails_with_status_9(qemu_factory, guest, test_clie
     assert res.stdout == ""
 
 
-def test_keylat_over_key_box(qemu_factory, guest, test_client):
-    q = qemu_factory(vga="virtio", display="spice", mode="busy")
+def test_keylat_over_key_box(shared_qemu, guest, test_client):
+    q = shared_qemu(vga="virtio", display="spice", mode="busy")
     ready = q.wait_ready(timeout=READY_TIMEOUT)
     mark = q.serial_mark()
     count = 15
@@ -112,9 +120,9 @@ def test_keylat_over_key_box(qemu_factory, guest, test_client):
     assert len(keys) == count, keys
 
 
-def test_keylat_over_static_area_times_out(qemu_factory, guest, test_client):
+def test_keylat_over_static_area_times_out(shared_qemu, guest, test_client):
     """The negative control: pixels that never change give timeouts, not numbers."""
-    q = qemu_factory(vga="virtio", display="spice", mode="busy")
+    q = shared_qemu(vga="virtio", display="spice", mode="busy")
     q.wait_ready(timeout=READY_TIMEOUT)
     res = run_client(test_client, q.spice_port, "--rect", STATIC_RECT, "--count", 3,
                      "--interval", 100, "--sample-timeout", 700, "keylat", check=False)

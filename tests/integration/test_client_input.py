@@ -23,14 +23,20 @@ def run_client(binary, port, *args, timeout=20, check=True):
     return res
 
 
+# The key test and the no-absolute-pointer click test share one idle guest
+# (shared_qemu, conftest.py); the key test waits for its KEY lines after
+# its own serial mark, and two presses always change the key box's
+# colour (tests/guest/keydraw-draw.c), whatever presses came before.
+
+
 def crop(width, pixels, rect):
     x, y, w, h = (int(v) for v in rect.split(","))
     return b"".join(pixels[((y + r) * width + x) * 3:((y + r) * width + x + w) * 3]
                     for r in range(h))
 
 
-def test_keys_reach_guest_and_repaint_key_box(qemu_factory, guest, test_client, tmp_path):
-    q = qemu_factory(vga="virtio", display="spice", mode="idle")
+def test_keys_reach_guest_and_repaint_key_box(shared_qemu, guest, test_client, tmp_path):
+    q = shared_qemu(vga="virtio", display="spice", mode="idle")
     ready = q.wait_ready(timeout=READY_TIMEOUT)
     before, after = tmp_path / "before.ppm", tmp_path / "after.ppm"
     mark = q.serial_mark()
@@ -61,8 +67,8 @@ def test_click_with_absolute_pointer(qemu_factory, guest, test_client):
     assert m.groups() == ("1279", "799", "273"), m.string       # BTN_RIGHT
 
 
-def test_click_without_absolute_pointer_is_unsupported(qemu_factory, guest, test_client):
-    q = qemu_factory(vga="virtio", display="spice", mode="idle")
+def test_click_without_absolute_pointer_is_unsupported(shared_qemu, guest, test_client):
+    q = shared_qemu(vga="virtio", display="spice", mode="idle")
     q.wait_ready(timeout=READY_TIMEOUT)
     res = run_client(test_client, q.spice_port, "click", 10, 10, check=False)
     assert res.returncode == 11, res.stderr

@@ -11,8 +11,10 @@ from serve_support import (READY_TIMEOUT, SUBJECT, error_line, make_pki, run_cli
 
 
 @pytest.fixture
-def idle_qemu(qemu_factory, guest):
-    q = qemu_factory(flavour="host", vga="virtio", mode="idle")
+def idle_qemu(shared_qemu, guest):
+    # Every test here attaches a helper to the idle guest and detaches: one
+    # boot for the file (shared_qemu, conftest.py), not one for each test.
+    q = shared_qemu(flavour="host", vga="virtio", mode="idle")
     q.wait_ready(timeout=READY_TIMEOUT)
     return q
 

@@ -7,9 +7,16 @@ import pytest
 from serve_support import READY_TIMEOUT, run_client, serving
 
 
+# One idle guest with a USB tablet per qemu flavour for both tests
+# (shared_qemu, conftest.py): each waits for the guest's KEY or CLICK line
+# after its own serial mark, so the other's lines cannot answer it.
+IDLE_TABLET = dict(vga="virtio", mode="idle",
+                   extra_args=["-device", "qemu-xhci", "-device", "usb-tablet"])
+
+
 @pytest.mark.timeout(150)
-def test_key_reaches_guest(qemu_factory, qemu_flavour, guest, helper_binary, test_client):
-    q = qemu_factory(vga="virtio", mode="idle")
+def test_key_reaches_guest(shared_qemu, qemu_flavour, guest, helper_binary, test_client):
+    q = shared_qemu(**IDLE_TABLET)
     q.wait_ready(timeout=READY_TIMEOUT)
     with serving(helper_binary, q, "--disable-ticketing") as (h, port):
         mark = q.serial_mark()
@@ -19,10 +26,9 @@ def test_key_reaches_guest(qemu_factory, qemu_flavour, guest, helper_binary, tes
 
 
 @pytest.mark.timeout(150)
-def test_absolute_click_reaches_guest(qemu_factory, qemu_flavour, guest, helper_binary,
+def test_absolute_click_reaches_guest(shared_qemu, qemu_flavour, guest, helper_binary,
                                       test_client):
-    q = qemu_factory(vga="virtio", mode="idle",
-                     extra_args=["-device", "qemu-xhci", "-device", "usb-tablet"])
+    q = shared_qemu(**IDLE_TABLET)
     q.wait_ready(timeout=READY_TIMEOUT)
     # the tablet may be probed after READY on a loaded machine
     q.wait_serial(r"^INPUT .*abs=1", timeout=READY_TIMEOUT)

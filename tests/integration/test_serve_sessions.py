@@ -49,6 +49,13 @@ def exact(shot, reference, size):
         pytest.fail(f"{shot.name} differs from the screendump in {diff} of {w * h} pixels")
 
 
+# The idle guest, booted once for the tests below that attach a helper,
+# watch and detach (shared_qemu, conftest.py). Those that pause qemu for a
+# screendump boot their own, as does the view-only test, whose USB tablet
+# the others do not have.
+IDLE = dict(vga="virtio", mode="idle")
+
+
 @pytest.mark.timeout(180)
 def test_two_clients_exact(qemu_factory, qemu_flavour, guest, helper_binary, test_client,
                            tmp_path):
@@ -134,11 +141,11 @@ IMAGES = re.compile(r"display session: .* lossless repairs \d+, (\d+) from anoth
 
 
 @pytest.mark.timeout(180)
-def test_two_clients_share_still_images(qemu_factory, guest, helper_binary, test_client):
+def test_two_clients_share_still_images(shared_qemu, guest, helper_binary, test_client):
     """Keys drawn on the idle guest while two viewers watch: both sessions
     send the same key box with the same pixels, and one of them takes the
     other's image instead of encoding it again."""
-    q = qemu_factory(vga="virtio", mode="idle")
+    q = shared_qemu(**IDLE)
     q.wait_ready(timeout=READY_TIMEOUT)
     with serving(helper_binary, q, "--disable-ticketing", "--max-sessions", "2") as (h, port):
         procs = [client(test_client, port, "watch", "--seconds", "8", timeout=60)
@@ -172,10 +179,10 @@ def read_line(proc, timeout):
 
 
 @pytest.mark.timeout(150)
-def test_full_refuses_third(qemu_factory, guest, helper_binary, test_client, tmp_path):
+def test_full_refuses_third(shared_qemu, guest, helper_binary, test_client, tmp_path):
     """--max-sessions 2: a third client gets a link error and the helper says
     why; the two keep their sessions and still get pictures."""
-    q = qemu_factory(vga="virtio", mode="idle")
+    q = shared_qemu(**IDLE)
     q.wait_ready(timeout=READY_TIMEOUT)
     with serving(helper_binary, q, "--disable-ticketing", "--max-sessions", "2") as (h, port):
         a = client(test_client, port, "sleep", "6000")
@@ -194,10 +201,10 @@ def test_full_refuses_third(qemu_factory, guest, helper_binary, test_client, tmp
 
 
 @pytest.mark.timeout(150)
-def test_full_replaces_oldest(qemu_factory, guest, helper_binary, test_client):
+def test_full_replaces_oldest(shared_qemu, guest, helper_binary, test_client):
     """--max-sessions 1 --when-full replace: one viewer at a time, the newest
     wins (qemu's own SPICE server's behaviour)."""
-    q = qemu_factory(vga="virtio", mode="idle")
+    q = shared_qemu(**IDLE)
     q.wait_ready(timeout=READY_TIMEOUT)
     with serving(helper_binary, q, "--disable-ticketing", "--max-sessions", "1",
                  "--when-full", "replace") as (h, port):

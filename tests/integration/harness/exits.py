@@ -49,6 +49,12 @@ def forget(proc):
         return _unheard.pop(proc.pid, None) is not None
 
 
+def pending():
+    """Registered processes not heard yet (the list stays)."""
+    with _lock:
+        return sorted(_unheard.items())
+
+
 def unheard():
     """Registered processes not heard yet; clears the list."""
     with _lock:

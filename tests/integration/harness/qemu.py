@@ -130,7 +130,7 @@ class Qemu:
                  dbus_address=None, spice=None, spice_opts="", mode="idle",
                  flush="damage", cmdline_extra="", extra_args=(), memory="256M",
                  paused=False, name=None, paths=None, binds=(), vdagent=False,
-                 serial_input=None, audiodev=None):
+                 serial_input=None, audiodev=None, kind="qemu"):
         if flavour not in FLAVOURS:
             raise ValueError(f"flavour {flavour!r} not in {FLAVOURS}")
         if vga not in VGAS:
@@ -168,6 +168,9 @@ class Qemu:
         # "snd0,out.frequency=48000"), the PC speaker's output; qemu exports
         # it on D-Bus only when the -display dbus names it.
         self.audiodev = audiodev
+        # The harness kind its processes carry (procs.spawn): a test file's
+        # shared guest (harness/shared_guest.py) is not a stray of one test.
+        self.kind = kind
         self.chroot = None if flavour == "host" else self.paths.require_chroot(flavour)
         self.proc = None
         self.qmp = None
@@ -251,7 +254,7 @@ class Qemu:
         with open(os.path.join(self.run_dir, "owner"), "w") as f:
             f.write(f"{os.getpid()}\n")
         self._stderr = open(os.path.join(self.run_dir, "qemu.stderr"), "w+b")
-        self.proc = procs.spawn(self.argv(), kind="qemu", stdout=subprocess.PIPE,
+        self.proc = procs.spawn(self.argv(), kind=self.kind, stdout=subprocess.PIPE,
                                 stderr=self._stderr,
                                 stdin=subprocess.PIPE if self.serial_input
                                 else subprocess.DEVNULL)
