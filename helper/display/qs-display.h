@@ -41,7 +41,9 @@ typedef void (*QsDisplayGoneFunc)(QsDisplay *display, const char *reason,
  * graphic one, or only --console) and creates their proxies. Synchronous
  * (nothing is registered yet); errors are one line. */
 QsDisplay *qs_display_attach(const QsDisplayOptions *opts, GError **error);
-/* Registers the listener(s); from here on nothing blocks. */
+/* Follows qemu from here on, and registers the listener(s) now if
+ * opts->listener_always, else when a client arrives
+ * (qs_display_set_watched()); from here on nothing blocks. */
 void qs_display_start(QsDisplay *display, QsDisplayGoneFunc func,
                       gpointer user_data);
 /* Whether any client is connected: with listener_always unset, qemu's
