@@ -26,8 +26,15 @@ QsConsole *qs_console_new(GDBusConnection *conn, const char *dest,
 void qs_console_free(QsConsole *console);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(QsConsole, qs_console_free)
 
-/* Registers a listener (asynchronously) and starts the watchdog. */
+/* Starts the watchdog, and registers a listener (asynchronously) if one
+ * is wanted. */
 void qs_console_start(QsConsole *console);
+/* Whether anyone consumes the screen (a client, --display-listener=always,
+ * a test): a listener is registered while wanted, and its connection closed
+ * (qemu stops rendering for us) when not; the screen keeps its picture. */
+void qs_console_set_wanted(QsConsole *console, gboolean wanted);
+/* A listener is registered, or being registered. */
+gboolean qs_console_is_listening(QsConsole *console);
 /* qemu is going away: stop registering, ignore listener events. */
 void qs_console_stop(QsConsole *console);
 /* The console object vanished from qemu / came back. */
