@@ -15,9 +15,10 @@ console. What is shown, on qemu 7.2:
   host's length and SHA-256, and the client's copy completes;
 - a copy cancelled by the client (GCancellable) once 1 MiB has gone out
   ends with G_IO_ERROR_CANCELLED at the client and leaves no file, whole or
-  partial, in the download directory: so through spice-server; through the
-  helper the file stays (an expected failure, strict, naming what was
-  seen). spice-vdagent creates the file at its full size at once
+  partial, in the download directory: so through spice-server, and
+  through the helper when it is the boot's first transfer; after the copy
+  test on the same boot the file stays (an expected failure, not strict,
+  naming what was seen). spice-vdagent creates the file at its full size at once
   (ftruncate), so a file of the right size is no sign the copy ended.
 
 Each test runs twice, [helper] (the helper with --agent-fd) and
@@ -186,12 +187,15 @@ if __name__ != "__main__":
     def test_desktop_file_copy_cancel(desktop, helper_binary, tmp_path, request):
         """A copy cancelled by the client mid-way leaves no file behind."""
         if desktop.server == "helper":
-            request.applymarker(pytest.mark.xfail(strict=True, reason=(
-                "seen 2026-12-07 (two runs): through the helper the cancelled copy's file "
-                "stays in the guest at the 5 MiB spice-vdagent reserves with ftruncate, "
-                "and the journal has no 'file-xfer: Removing task' line, so spice-vdagent "
-                "did not hear the client's FILE_XFER_STATUS CANCELLED while the client "
-                "stayed connected; through spice-server it did and removed the file")))
+            # Not strict: run alone (the boot's first transfer and first
+            # helper) it passes; see docs/guest-requirements.md.
+            request.applymarker(pytest.mark.xfail(strict=False, reason=(
+                "seen 2026-12-07: after test_desktop_file_copy on the same boot (a second "
+                "helper on the same chardev connection, a second transfer) the cancelled "
+                "copy's file stays in the guest at the 5 MiB spice-vdagent reserves with "
+                "ftruncate, with no 'file-xfer: Removing task' line in the journal; run "
+                "alone, the first transfer of the boot, spice-vdagent removes it at once; "
+                "through spice-server it is removed in either order")))
         shell = desktop.shell
         assert downloads(shell) == "", "the download directory is not empty to begin with"
         src, data = payload(tmp_path, "payload-cancel.bin")
