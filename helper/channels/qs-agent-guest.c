@@ -136,6 +136,26 @@ static void on_drained(QsChardev *cd, gpointer user_data)
     }
 }
 
+static void write_msg(QsAgentGuest *g, uint32_t port, uint32_t type, uint64_t opaque,
+                      const uint8_t *data, uint32_t size);
+
+/* spice-vdagentd speaks first only when it opens its port (its
+ * capabilities, asking for the client's); a helper that comes to a port
+ * the agent has had open since (a helper restarted behind a running guest)
+ * would wait for it forever. Asking as a client does makes it answer with
+ * its capabilities. The question carries no capabilities: the client that
+ * attaches next announces its own, which spice-vdagentd then takes. */
+static void ask_caps(QsAgentGuest *g)
+{
+    uint8_t body[8] = { 0 };
+
+    if (g->spoken || g->broken || !qs_chardev_is_open(g->chardev)) {
+        return;
+    }
+    body[0] = 1;                    /* request: answer with yours */
+    write_msg(g, VDP_CLIENT_PORT, VD_AGENT_ANNOUNCE_CAPABILITIES, 0, body, sizeof(body));
+}
+
 static void start_over(QsAgentGuest *g)
 {
     qs_agent_chunk_reader_reset(g->chunks);
@@ -151,6 +171,7 @@ static void on_opened(QsChardev *cd, gpointer user_data)
               qs_chardev_get_name(cd));
     start_over(g);
     set_state(g);
+    ask_caps(g);
 }
 
 static void on_closed(QsChardev *cd, const char *reason, gboolean for_good,
@@ -183,6 +204,7 @@ QsAgentGuest *qs_agent_guest_new(QsChardev *chardev)
     qs_chardev_set_low_water(chardev, QS_AGENT_GUEST_QUEUE);
     qs_chardev_set_handlers(chardev, &handlers, g);
     qs_chardev_set_reading(chardev, TRUE);
+    ask_caps(g);
     return g;
 }
 

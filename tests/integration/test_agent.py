@@ -146,62 +146,19 @@ def client_main(argv):
 
 if __name__ != "__main__":
     import os
-    import queue
     import random
-    import subprocess
     import tempfile
-    import threading
-    import time
 
     import pytest
 
+    from line_client import LineClient
     from serve_support import connect_chardev, serving, virtio_port_args
 
     AGENT_PORT = "com.redhat.spice.0"
 
-    class Client:
-        """The client script, its stdout lines read as they come."""
-
-        def __init__(self, port, path, seconds):
-            self.proc = subprocess.Popen(
-                ["/usr/bin/python3", __file__, "client", "127.0.0.1", str(port), path,
-                 str(seconds)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                stdin=subprocess.DEVNULL, text=True)
-            self.lines = []
-            self._q = queue.Queue()
-            threading.Thread(target=self._read, daemon=True).start()
-
-        def _read(self):
-            for line in self.proc.stdout:
-                self._q.put(line.rstrip("\n"))
-            self._q.put(None)
-
-        def wait(self, prefix, timeout):
-            deadline = time.monotonic() + timeout
-            for line in self.lines:
-                if line.startswith(prefix):
-                    return line
-            while True:
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    return None
-                try:
-                    line = self._q.get(timeout=left)
-                except queue.Empty:
-                    return None
-                if line is None:
-                    return None
-                self.lines.append(line)
-                if line.startswith(prefix):
-                    return line
-
-        def finish(self, timeout=30):
-            try:
-                _, err = self.proc.communicate(timeout=timeout)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                _, err = self.proc.communicate()
-            return err
+    def Client(port, path, seconds):
+        """The client script above, its stdout lines read as they come."""
+        return LineClient([__file__, "client", "127.0.0.1", port, path, seconds])
 
     def agent_session(q, h, port, src, data):
         """The whole exchange with the guest's agent serving: the guest's

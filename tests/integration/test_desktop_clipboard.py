@@ -32,10 +32,16 @@ qemu 7.2:
   header and the monitors ("invalid message size for VDAgentMonitorsConfig"
   otherwise), and spice-gtk appends physical sizes: the helper passes the
   guest's agent the config without them (qs_agent_monitors_body_for_guest).
-  The control against qemu's own spice-server (test_desktop_resize_control_
-  spice_server) does not resize X: spice-server hands the config to
-  virtio-gpu as a new preferred mode, which nothing in an openbox session
-  applies (a desktop such as GNOME follows it); an expected failure.
+  Against qemu's own spice-server, the control, X is not resized:
+  spice-server hands the config to virtio-gpu as a new preferred mode,
+  which nothing in an openbox session applies (a desktop such as GNOME
+  follows it); an expected failure there.
+
+Every test runs twice, [helper] and [spice-server] (the control, qemu's
+own -spice with a spicevmc agent port, so a failure can be told apart from
+the guest's), each time on the file's one boot for that server
+(desktop_support.desktop, module-scoped); each test leaves the guest as it
+found it.
 
 These tests carry the `desktop` marker and run only when asked for
 (`-m desktop`): the image takes minutes to build the first time and the
@@ -49,6 +55,7 @@ import hashlib
 import sys
 
 UTF8_TEXT = 1
+IMAGE_PNG = 2
 CAP_CLIPBOARD_BY_DEMAND = 5
 CAP_MONITORS_CONFIG = 1
 
@@ -57,11 +64,32 @@ def sha256(data):
     return hashlib.sha256(data).hexdigest()
 
 
+def png(width, height, seed):
+    """A valid RGB PNG: smooth gradients with a little noise, so it is a few
+    KiB (over one 2048-byte agent chunk, few lines to type into the guest)."""
+    import random
+    import struct
+    import zlib
+    rnd = random.Random(seed)
+    rows = b"".join(b"\0" + bytes(v for x in range(width)
+                                  for v in (x // 8 * 20 % 256, y // 8 * 20 % 256,
+                                            (rnd.random() < 0.02) * 128))
+                    for y in range(height))
+
+    def chunk(kind, body):
+        return (struct.pack(">I", len(body)) + kind + body +
+                struct.pack(">I", zlib.crc32(kind + body) & 0xffffffff))
+    return (b"\x89PNG\r\n\x1a\n" +
+            chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)) +
+            chunk(b"IDAT", zlib.compress(rows, 9)) + chunk(b"IEND", b""))
+
+
 # ---- the SPICE client (a subprocess under Debian's python, with gi) ----------
 
 def client_main(argv):
-    """Commands on stdin: 'offer PATH' (grab the clipboard with the file's
-    bytes as UTF-8 text), 'monitor W H', 'quit'. Events on stdout: 'agent
+    """Commands on stdin: 'offer PATH [TYPE]' (grab the clipboard with the
+    file's bytes as UTF-8 text, or as the agent's TYPE), 'monitor W H',
+    'quit'. Events on stdout: 'agent
     caps-monitors=N', 'request SEL TYPE', 'grab SEL TYPES...', 'data SEL TYPE
     LEN SHA256', 'primary W H', 'monitors OK'."""
     import gi
@@ -92,8 +120,10 @@ def client_main(argv):
     def on_grab(main, selection, types, ntypes):
         types = list(types)[:ntypes]
         say("grab", selection, *types)
-        if UTF8_TEXT in types:
-            main.clipboard_selection_request(selection, UTF8_TEXT)
+        for vtype in (UTF8_TEXT, IMAGE_PNG):
+            if vtype in types:
+                main.clipboard_selection_request(selection, vtype)
+                break
         return True
 
     def on_data(main, selection, vtype, data, size):
@@ -124,7 +154,7 @@ def client_main(argv):
         if words[0] == "offer":
             with open(words[1], "rb") as f:
                 state["offer"] = f.read()
-            main.clipboard_selection_grab(0, [UTF8_TEXT])
+            main.clipboard_selection_grab(0, [int(words[2]) if len(words) > 2 else UTF8_TEXT])
             say("offered", len(state["offer"]))
         elif words[0] == "monitor":
             w, h = int(words[1]), int(words[2])
@@ -146,26 +176,14 @@ def client_main(argv):
 
 
 if __name__ != "__main__":
-    import os
-    import queue
-    import shutil
-    import subprocess
-    import tempfile
-    import threading
     import time
 
     import pytest
 
-    from desktop_support import MEMORY, X_ENV, DesktopGuest, DesktopShell, sanitizer_clean, \
-        xrandr_current
-    from serve_support import connect_chardev, serving, virtio_port_args
+    from desktop_support import X_ENV, _no_stray_qemu, desktop, sanitizer_clean, \
+        xrandr_current  # noqa: F401 - fixtures
 
     pytestmark = pytest.mark.desktop
-    AGENT_PORT = "com.redhat.spice.0"
-    # Boot to the autologin shell, then to X with spice-vdagent running. Measured
-    # (2 shared cores, other builds running): see docs/guest-requirements.md.
-    LOGIN_WAIT_S = 240
-    SESSION_WAIT_S = 180
     # Text with multi-byte UTF-8, over one agent chunk (2048 bytes) and the
     # X selection's usual single transfer size is not an issue at this size.
     HOST_TEXT = ("host \u00e9\u00e8\u00fc \u20ac line\n" * 300).encode()
@@ -176,169 +194,120 @@ if __name__ != "__main__":
     GUEST_TEXT = ("guest \u00e0\u00df \u2603 text\n" * 250).encode()
     NEW_SIZE = (1024, 768)
 
-    class Client:
-        """The client script; stdout lines read as they come."""
-
-        def __init__(self, port, seconds):
-            self.proc = subprocess.Popen(
-                ["/usr/bin/python3", __file__, "client", "127.0.0.1", str(port),
-                 str(seconds)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                stdin=subprocess.PIPE, text=True)
-            self.lines = []
-            self._q = queue.Queue()
-            threading.Thread(target=self._read, daemon=True).start()
-
-        def _read(self):
-            for line in self.proc.stdout:
-                self._q.put(line.rstrip("\n"))
-            self._q.put(None)
-
-        def send(self, line):
-            self.proc.stdin.write(line + "\n")
-            self.proc.stdin.flush()
-
-        def wait(self, prefix, timeout, since=0):
-            """First line from index `since` on starting with prefix, or None."""
-            deadline = time.monotonic() + timeout
-            i = since
-            while True:
-                while i < len(self.lines):
-                    if self.lines[i].startswith(prefix):
-                        return self.lines[i]
-                    i += 1
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    return None
-                try:
-                    line = self._q.get(timeout=left)
-                except queue.Empty:
-                    return None
-                if line is None:
-                    return None
-                self.lines.append(line)
-
-        def finish(self, timeout=20):
-            try:
-                self.send("quit")
-            except (BrokenPipeError, ValueError):
-                pass
-            try:
-                _, err = self.proc.communicate(timeout=timeout)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                _, err = self.proc.communicate()
-            return err
-
-    @pytest.fixture(scope="module")
-    def desktop():
-        return DesktopGuest.build()
-
-    def boot(qemu_factory, desktop, run, vga="virtio"):
-        """qemu with the desktop guest and its agent port on a socket chardev;
-        returns (q, shell, chardev socket, {phase: seconds})."""
-        path = os.path.join(run, "agent.sock")
-        t0 = time.monotonic()
-        q = qemu_factory(guest=desktop, vga=vga, memory=MEMORY, serial_input=True,
-                         extra_args=desktop.drive_args() +
-                         virtio_port_args(AGENT_PORT, f"path={path},server=on,wait=off"))
-        chardev = connect_chardev(path)
-        shell = DesktopShell(q)
-        times = {"login": shell.wait_login(LOGIN_WAIT_S)}
-        # X up, the user's session agent running, the daemon serving it.
-        shell.wait_for("pgrep -u user -x spice-vdagent && pgrep -x spice-vdagentd && "
-                       f"env {X_ENV} xrandr",
-                       SESSION_WAIT_S, "X session with spice-vdagent")
-        times["session"] = time.monotonic() - t0
-        return q, shell, chardev, times
-
     def guest_copy(shell, client, text, what):
         """`text` put on the guest's X CLIPBOARD by xclip reaches the client."""
         shell.put_file("/tmp/to-host.txt", text)
-        mark = len(client.lines)
+        mark = client.mark()
         shell.x("xclip -i -selection clipboard -target UTF8_STRING </tmp/to-host.txt")
         data = client.wait("data 0 ", 60, mark)
         assert data == f"data 0 {UTF8_TEXT} {len(text)} {sha256(text)}", what()
 
-    @pytest.mark.timeout(900)
-    def test_desktop_clipboard(qemu_factory, desktop, helper_binary):
-        run = tempfile.mkdtemp(prefix="qs-desktop-", dir="/tmp")
-        client = None
-        q, shell, chardev, times = boot(qemu_factory, desktop, run)
-        try:
-            with serving(helper_binary, q, "--disable-ticketing", "--agent-fd",
-                         chardev.fileno(), pass_fds=[chardev.fileno()]) as (h, port):
-                chardev.close()                 # the helper holds it now
-                client = Client(port, 600)
-
-                def what():
-                    return (f"times: {times}\nclient: {client.lines[-20:]}\n"
-                            f"helper: {h.stderr()[-3000:]}\n"
-                            f"guest: {q.serial_lines[-20:]}\nqemu: {q.stderr_tail()}")
-
-                agent = client.wait("agent", 120)
-                assert agent == "agent caps-monitors=1", what()
-                assert client.wait("primary", 60), what()
-
-                # Client -> guest: the client's grab, read by xclip from X.
-                src = os.path.join(run, "host.txt")
-                with open(src, "wb") as f:
-                    f.write(HOST_TEXT)
-                mark = len(client.lines)
-                client.send(f"offer {src}")
-                assert client.wait("offered", 10, mark), what()
-                shell.wait_for("env DISPLAY=:0 XAUTHORITY=/var/run/lightdm/root/:0 "
-                               "timeout 10 xclip -o -selection clipboard -target TARGETS | "
-                               "grep -qx UTF8_STRING", 30, "the guest's X clipboard offer")
-                shell.x("timeout 30 xclip -o -selection clipboard -target UTF8_STRING "
-                        ">/tmp/from-host.txt")
-                digest, size = shell.sha256("/tmp/from-host.txt")
-                assert (size, digest) == (len(HOST_TEXT), sha256(HOST_TEXT)), what()
-                assert client.wait(f"request 0 {UTF8_TEXT}", 10, mark), what()
-
-                # Guest -> client: xclip owns the X clipboard, spice-vdagent
-                # grabs, the client asks and gets the bytes.
-                guest_copy(shell, client, GUEST_TEXT_SMALL, what)
-
-                err = client.finish()
-                client = None
-                log = h.stderr()
-                assert sanitizer_clean(log), what() + err[-2000:]
-                assert "agent: the guest's agent on com.redhat.spice.0 serves" in log, what()
-                print(f"boot: {times}")                  # shown with pytest -rP
-        finally:
-            if client:
-                client.finish(5)
-            chardev.close()
-            shutil.rmtree(run, ignore_errors=True)
+    def helper_clean(h, what, *extra):
+        if h is not None:
+            assert sanitizer_clean(h.stderr()), what() + "".join(extra)
 
     @pytest.mark.timeout(900)
-    def test_desktop_resize(qemu_factory, desktop, helper_binary):
+    def test_desktop_clipboard(desktop, helper_binary, tmp_path):
+        shell = desktop.shell
+        with desktop.serve(helper_binary, __file__) as (client, h, what):
+            agent = client.wait("agent", 120)
+            assert agent == "agent caps-monitors=1", what()
+            assert client.wait("primary", 60), what()
+
+            # Client -> guest: the client's grab, read by xclip from X.
+            src = tmp_path / "host.txt"
+            src.write_bytes(HOST_TEXT)
+            mark = client.mark()
+            client.send(f"offer {src}")
+            assert client.wait("offered", 10, mark), what()
+            shell.wait_for(f"env {X_ENV} timeout 10 xclip -o -selection clipboard "
+                           "-target TARGETS | grep -qx UTF8_STRING", 30,
+                           "the guest's X clipboard offer")
+            shell.x("timeout 30 xclip -o -selection clipboard -target UTF8_STRING "
+                    ">/tmp/from-host.txt")
+            digest, size = shell.sha256("/tmp/from-host.txt")
+            assert (size, digest) == (len(HOST_TEXT), sha256(HOST_TEXT)), what()
+            assert client.wait(f"request 0 {UTF8_TEXT}", 10, mark), what()
+
+            # Guest -> client: xclip owns the X clipboard, spice-vdagent
+            # grabs, the client asks and gets the bytes.
+            guest_copy(shell, client, GUEST_TEXT_SMALL, what)
+            err = client.finish()
+            helper_clean(h, what, err[-2000:])
+            if h is not None:
+                assert "agent: the guest's agent on com.redhat.spice.0 serves" in h.stderr(), \
+                    what()
+            print(f"boot: {desktop.times}")                  # shown with pytest -rP
+        shell.run("rm -f /tmp/from-host.txt /tmp/to-host.txt")
+
+    @pytest.mark.timeout(900)
+    def test_desktop_clipboard_to_client_large(desktop, helper_binary):
+        """A guest text over one 2048-byte chunk reaches the client."""
+        with desktop.serve(helper_binary, __file__) as (client, h, what):
+            assert client.wait("agent", 120) == "agent caps-monitors=1", what()
+            guest_copy(desktop.shell, client, GUEST_TEXT, what)
+            helper_clean(h, what)
+        desktop.shell.run("rm -f /tmp/to-host.txt")
+
+    # Valid PNGs of a few KiB (over one 2048-byte agent chunk).
+    HOST_PNG = png(200, 150, 1)
+    GUEST_PNG = png(220, 140, 2)
+
+    @pytest.mark.timeout(900)
+    def test_desktop_clipboard_image(desktop, helper_binary, tmp_path):
+        """image/png both ways, byte for byte: spice-vdagent hands the X
+        selection's image/png bytes over as VD_AGENT_CLIPBOARD_IMAGE_PNG and
+        back without decoding them (it converts only between the agent's
+        types and X targets), so the bytes, not only the pixels, must match."""
+        shell = desktop.shell
+        with desktop.serve(helper_binary, __file__) as (client, h, what):
+            assert client.wait("agent", 120) == "agent caps-monitors=1", what()
+            # Client -> guest.
+            src = tmp_path / "host.png"
+            src.write_bytes(HOST_PNG)
+            mark = client.mark()
+            client.send(f"offer {src} {IMAGE_PNG}")
+            assert client.wait("offered", 10, mark), what()
+            shell.wait_for(f"env {X_ENV} timeout 10 xclip -o -selection clipboard "
+                           "-target TARGETS | grep -qx image/png", 30,
+                           "the guest's X clipboard offer of image/png")
+            shell.x("timeout 30 xclip -o -selection clipboard -target image/png "
+                    ">/tmp/from-host.png")
+            digest, size = shell.sha256("/tmp/from-host.png")
+            assert (size, digest) == (len(HOST_PNG), sha256(HOST_PNG)), what()
+            assert client.wait(f"request 0 {IMAGE_PNG}", 10, mark), what()
+            # Guest -> client.
+            shell.put_file("/tmp/to-host.png", GUEST_PNG)
+            mark = client.mark()
+            shell.x("xclip -i -selection clipboard -target image/png </tmp/to-host.png")
+            data = client.wait("data 0 ", 60, mark)
+            assert data == f"data 0 {IMAGE_PNG} {len(GUEST_PNG)} {sha256(GUEST_PNG)}", what()
+            helper_clean(h, what)
+            print(f"{desktop.server}: image/png {len(HOST_PNG)} and {len(GUEST_PNG)} bytes")
+        shell.run("rm -f /tmp/from-host.png /tmp/to-host.png")
+
+    @pytest.mark.timeout(900)
+    def test_desktop_resize(desktop, helper_binary, request):
         """The client's monitors config makes spice-vdagent set the X mode
-        (xrandr shows it) and the client's primary surface follows."""
-        run = tempfile.mkdtemp(prefix="qs-desktop-", dir="/tmp")
-        client = None
-        q, shell, chardev, times = boot(qemu_factory, desktop, run)
+        (xrandr shows it) and the client's primary surface follows; the
+        guest's first mode is set back after."""
+        if desktop.server == "spice-server":
+            request.applymarker(pytest.mark.xfail(
+                reason="seen 2026-12-07: qemu's spice-server gives the monitors config to "
+                "virtio-gpu (xrandr's preferred mode became 1024x768), not to "
+                "spice-vdagent, and nothing in this openbox session applies the new "
+                "preferred mode, so the X mode stays 1280x800"))
+        shell = desktop.shell
+        w0, h0, _ = xrandr_current(shell)
+        assert (w0, h0) != NEW_SIZE
         try:
-            with serving(helper_binary, q, "--disable-ticketing", "--agent-fd",
-                         chardev.fileno(), pass_fds=[chardev.fileno()]) as (h, port):
-                chardev.close()
-                client = Client(port, 600)
-
+            with desktop.serve(helper_binary, __file__) as (client, h, what0):
                 def what():
-                    _, journal = shell.run("journalctl -b --no-pager | "
-                                           "grep -i -e vdagent -e randr | tail -30",
-                                           check=False)
-                    return (f"times: {times}\nclient: {client.lines[-20:]}\n"
-                            f"helper: {h.stderr()[-3000:]}\nqemu: {q.stderr_tail()}\n"
-                            f"guest journal: {journal}")
+                    return what0() + f"\nguest journal: {desktop.journal()}"
 
                 assert client.wait("agent", 120) == "agent caps-monitors=1", what()
                 assert client.wait("primary", 60), what()
-                # Resize: the monitors config, spice-vdagent's xrandr, the
-                # new scanout at the client.
-                w0, h0, _ = xrandr_current(shell)
-                assert (w0, h0) != NEW_SIZE, what()
-                mark = len(client.lines)
+                mark = client.mark()
                 client.send("monitor %d %d" % NEW_SIZE)
                 assert client.wait("monitors", 10, mark) == "monitors 1", what()
                 deadline = time.monotonic() + 60
@@ -348,82 +317,15 @@ if __name__ != "__main__":
                         break
                     time.sleep(1)
                 assert (w, hh) == NEW_SIZE, what() + "\nxrandr: " + out
-                assert client.wait("primary %d %d" % NEW_SIZE, 60, mark), what()
-
-                assert sanitizer_clean(h.stderr()), what()
+                if h is not None:
+                    assert client.wait("primary %d %d" % NEW_SIZE, 60, mark), what()
+                helper_clean(h, what)
         finally:
-            if client:
-                client.finish(5)
-            chardev.close()
-            shutil.rmtree(run, ignore_errors=True)
-
-    @pytest.mark.xfail(reason="seen 2026-12-07: qemu's spice-server gives the monitors config "
-                       "to virtio-gpu (xrandr's preferred mode became 1024x768), not to "
-                       "spice-vdagent, and nothing in this openbox session applies the new "
-                       "preferred mode, so the X mode stays 1280x800")
-    @pytest.mark.timeout(900)
-    def test_desktop_resize_control_spice_server(qemu_factory, desktop):
-        """The control: the same monitors config from spice-gtk through qemu's
-        own spice-server (its spicevmc agent channel) to the same guest."""
-        t0 = time.monotonic()
-        q = qemu_factory(guest=desktop, memory=MEMORY, serial_input=True, display="spice",
-                         extra_args=desktop.drive_args() + [
-                             "-chardev", "spicevmc,id=qsvdagent,name=vdagent",
-                             "-device", "virtio-serial-pci,id=qsvserial",
-                             "-device", "virtserialport,bus=qsvserial.0,chardev=qsvdagent,"
-                                        f"name={AGENT_PORT}"])
-        shell = DesktopShell(q)
-        times = {"login": shell.wait_login(LOGIN_WAIT_S)}
-        shell.wait_for("pgrep -u user -x spice-vdagent && pgrep -x spice-vdagentd && "
-                       f"env {X_ENV} xrandr", SESSION_WAIT_S, "X session with spice-vdagent")
-        times["session"] = time.monotonic() - t0
-        client = Client(q.spice_port, 600)
-        try:
-            def what():
-                _, journal = shell.run("journalctl -b --no-pager | "
-                                       "grep -i -e vdagent -e randr | tail -30", check=False)
-                return (f"times: {times}\nclient: {client.lines[-20:]}\n"
-                        f"qemu: {q.stderr_tail()}\nguest journal: {journal}")
-
-            assert client.wait("agent", 120) == "agent caps-monitors=1", what()
-            assert client.wait("primary", 60), what()
-            mark = len(client.lines)
-            client.send("monitor %d %d" % NEW_SIZE)
-            assert client.wait("monitors", 10, mark) == "monitors 1", what()
-            deadline = time.monotonic() + 60
-            while True:
-                w, hh, out = xrandr_current(shell)
-                if (w, hh) == NEW_SIZE or time.monotonic() > deadline:
-                    break
-                time.sleep(1)
-            assert (w, hh) == NEW_SIZE, what() + "\nxrandr: " + out
-        finally:
-            client.finish(5)
-
-    @pytest.mark.timeout(900)
-    def test_desktop_clipboard_to_client_large(qemu_factory, desktop, helper_binary):
-        """A guest text over one 2048-byte chunk reaches the client."""
-        run = tempfile.mkdtemp(prefix="qs-desktop-", dir="/tmp")
-        client = None
-        q, shell, chardev, times = boot(qemu_factory, desktop, run)
-        try:
-            with serving(helper_binary, q, "--disable-ticketing", "--agent-fd",
-                         chardev.fileno(), pass_fds=[chardev.fileno()]) as (h, port):
-                chardev.close()
-                client = Client(port, 600)
-
-                def what():
-                    return (f"times: {times}\nclient: {client.lines[-20:]}\n"
-                            f"helper: {h.stderr()[-3000:]}\nqemu: {q.stderr_tail()}")
-
-                assert client.wait("agent", 120) == "agent caps-monitors=1", what()
-                guest_copy(shell, client, GUEST_TEXT, what)
-                assert sanitizer_clean(h.stderr()), what()
-        finally:
-            if client:
-                client.finish(5)
-            chardev.close()
-            shutil.rmtree(run, ignore_errors=True)
+            # As found: the first mode back on the guest's output.
+            out = xrandr_current(shell)[2]
+            outputs = [line.split()[0] for line in out.splitlines() if " connected" in line]
+            if outputs:
+                shell.x(f"xrandr --output {outputs[0]} --mode {w0}x{h0}", check=False)
 
 else:
     if len(sys.argv) > 1 and sys.argv[1] == "client":

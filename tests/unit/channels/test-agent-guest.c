@@ -143,6 +143,27 @@ static gboolean host_bytes(Fixture *fx, gpointer data)
     return fx->from_host->len >= GPOINTER_TO_UINT(data);
 }
 
+/* The guest's agent has not spoken: the helper asks it for its
+ * capabilities as a client would (ANNOUNCE_CAPABILITIES, request 1, no
+ * capabilities of its own), since spice-vdagentd speaks first only when it
+ * opens its port. Every test starts by taking that question. */
+static void take_caps_question(Fixture *fx)
+{
+    const uint8_t *p;
+
+    pump(fx, host_bytes, GUINT_TO_POINTER(8 + 20 + 8));
+    g_assert_cmpuint(fx->from_host->len, ==, 8 + 20 + 8);
+    p = fx->from_host->data;
+    g_assert_cmpuint(qs_wire_get_u32(p), ==, VDP_CLIENT_PORT);
+    g_assert_cmpuint(qs_wire_get_u32(p + 4), ==, 20 + 8);
+    g_assert_cmpuint(qs_wire_get_u32(p + 8), ==, VD_AGENT_PROTOCOL);
+    g_assert_cmpuint(qs_wire_get_u32(p + 12), ==, VD_AGENT_ANNOUNCE_CAPABILITIES);
+    g_assert_cmpuint(qs_wire_get_u32(p + 24), ==, 8);
+    g_assert_cmpuint(qs_wire_get_u32(p + 28), ==, 1);
+    g_assert_cmpuint(qs_wire_get_u32(p + 32), ==, 0);
+    g_byte_array_set_size(fx->from_host, 0);
+}
+
 static void on_msg(const QsAgentMsg *msg, gpointer user_data)
 {
     g_ptr_array_add(user_data, g_bytes_new(msg->data, msg->size));
@@ -209,6 +230,7 @@ static void test_control_and_view_only(void)
     GQueue pieces = G_QUEUE_INIT;
 
     setup(&fx);
+    take_caps_question(&fx);
     /* Not yet spoken: no agent. */
     main_c = open_main(&fx, FALSE, &connected);
     g_assert_cmpuint(connected, ==, 0);
@@ -279,6 +301,7 @@ static void test_bad_framing(void)
     g_autoptr(GByteArray) bad = g_byte_array_new();
 
     setup(&fx);
+    take_caps_question(&fx);
     guest_send(&fx, VD_AGENT_ANNOUNCE_CAPABILITIES, (uint8_t[8]){ 1 }, 8);
     for (int i = 0; i < 50; i++) {
         g_main_context_iteration(NULL, FALSE);
