@@ -54,7 +54,6 @@ static int arg_agent_fd = -1;
 static int arg_max_sessions = QS_CHANNELS_DEFAULT_SESSIONS;
 static char *arg_when_full;
 static int arg_max_fps = QS_PLAN_STREAM_FPS;
-static char *arg_display_listener;
 static QsConfineConfig confine_cfg;
 #ifdef QS_TEST_CONTROLS
 static char *arg_test_control;
@@ -108,10 +107,6 @@ static const GOptionEntry entries[] = {
     { "max-fps", 0, 0, G_OPTION_ARG_INT, &arg_max_fps,
       "Send video streams at most N frames a second (1-30, default 30): "
       "fewer frames cost the helper less CPU", "N" },
-    { "display-listener", 0, 0, G_OPTION_ARG_STRING, &arg_display_listener,
-      "When qemu's display listener is registered: 'on-client' (default; "
-      "dropped 10 s after the last client left, so an unwatched console "
-      "costs neither qemu nor the helper anything) or 'always'", "WHEN" },
     { "version", 'V', 0, G_OPTION_ARG_NONE, &arg_version,
       "Print the version and exit", NULL },
     { "print-capabilities", 0, 0, G_OPTION_ARG_NONE, &arg_print_capabilities,
@@ -263,14 +258,6 @@ static int check_attach_options(void)
     if (arg_console < -1) {
         return usage_error("--console takes a console number >= 0");
     }
-    if (arg_display_listener && !g_str_equal(arg_display_listener, "on-client") &&
-        !g_str_equal(arg_display_listener, "always")) {
-        g_autofree char *msg = g_strdup_printf(
-            "--display-listener takes 'on-client' or 'always', not '%s'",
-            arg_display_listener);
-
-        return usage_error(msg);
-    }
     return QS_EXIT_OK;
 }
 
@@ -414,7 +401,6 @@ int main(int argc, char **argv)
         .qmp_path = arg_qmp,
         .console = arg_console,
         .timeout_ms = STARTUP_TIMEOUT_MS,
-        .listener_always = g_strcmp0(arg_display_listener, "always") == 0,
     };
     display = qs_display_attach(&opts, &error);
     if (!display) {
@@ -565,7 +551,6 @@ int main(int argc, char **argv)
     g_free(arg_dbus_address);
     g_free(arg_vm);
     g_free(arg_qmp);
-    g_free(arg_display_listener);
     g_strfreev(arg_port_fds);
     g_strfreev(arg_usbredir_fds);
     g_free(arg_smartcard_fd);

@@ -34,8 +34,6 @@ struct QsConsole {
     int64_t current_since_us;
     gboolean present;
     gboolean stopped;
-    gboolean wanted;                /* someone consumes the screen */
-    int64_t dropped_us;             /* when it stopped being wanted */
 
     QsWatchdog watchdog;
     gboolean watchdog_enabled;
@@ -184,7 +182,7 @@ static void register_listener(QsConsole *console)
     int pair[2];
 
     reap(console);
-    if (!console->present || console->stopped || !console->wanted) {
+    if (!console->present || console->stopped) {
         return;
     }
     if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) < 0) {
@@ -264,12 +262,6 @@ static gboolean on_watchdog(gpointer data)
     uint64_t queued, unread, backlog, progress;
 
     reap(console);
-    if (!l && !console->wanted && !console->retired->len) {
-        /* Dropped on purpose, not stalled: nothing to watch until
-         * qs_console_set_wanted() wakes it. */
-        g_source_set_ready_time(console->watchdog_source, -1);
-        return G_SOURCE_CONTINUE;
-    }
     if (!l) {
         watchdog_next(console, TRUE);
         return G_SOURCE_CONTINUE;
@@ -434,46 +426,6 @@ void qs_console_start(QsConsole *console)
         g_source_attach(console->watchdog_source, NULL);
     }
     register_listener(console);
-}
-
-void qs_console_set_wanted(QsConsole *console, gboolean wanted)
-{
-    if (console->wanted == !!wanted) {
-        return;
-    }
-    console->wanted = !!wanted;
-    if (!console->watchdog_source || console->stopped) {
-        return;             /* not started yet, or leaving */
-    }
-    if (wanted) {
-        int64_t wait_us = console->dropped_us + REREGISTER_DELAY_MS * 1000 -
-                          g_get_monotonic_time();
-
-        console->backoff_ms = REREGISTER_DELAY_MS;
-        if (console->current || console->retry_source) {
-            /* registered, or a retry pending */
-        } else if (console->dropped_us && wait_us > 0) {
-            schedule_register(console, (guint)(wait_us / 1000) + 1);
-        } else {
-            register_listener(console);
-        }
-    } else {
-        console->dropped_us = g_get_monotonic_time();
-        /* Closing the connection is qemu 7.2's only way to unregister: it
-         * drops its listener and stops rendering for us. The screen keeps
-         * the last picture for the next consumer. */
-        g_clear_handle_id(&console->retry_source, g_source_remove);
-        g_clear_pointer(&console->lost_why, g_free);
-        retire_current(console);
-    }
-    /* Awake now: reaps a dropped listener, then sleeps (on_watchdog). */
-    g_source_set_ready_time(console->watchdog_source,
-                            g_get_monotonic_time() + QS_WATCHDOG_PERIOD_MS * 1000);
-}
-
-gboolean qs_console_is_listening(QsConsole *console)
-{
-    return console->current != NULL;
 }
 
 void qs_console_stop(QsConsole *console)

@@ -26,15 +26,8 @@ QsConsole *qs_console_new(GDBusConnection *conn, const char *dest,
 void qs_console_free(QsConsole *console);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(QsConsole, qs_console_free)
 
-/* Starts the watchdog, and registers a listener (asynchronously) if one
- * is wanted. */
+/* Registers a listener (asynchronously) and starts the watchdog. */
 void qs_console_start(QsConsole *console);
-/* Whether anyone consumes the screen (a client, --display-listener=always,
- * a test): a listener is registered while wanted, and its connection closed
- * (qemu stops rendering for us) when not; the screen keeps its picture. */
-void qs_console_set_wanted(QsConsole *console, gboolean wanted);
-/* A listener is registered, or being registered. */
-gboolean qs_console_is_listening(QsConsole *console);
 /* qemu is going away: stop registering, ignore listener events. */
 void qs_console_stop(QsConsole *console);
 /* The console object vanished from qemu / came back. */

@@ -27,15 +27,6 @@
 #define TAKEOVER_PROBE_WATCHED_S 3
 #define TAKEOVER_PROBE_IDLE_S 60
 
-/* With --display-listener=on-client, qemu's listener is registered when a
- * client's main channel links and dropped LISTENER_GRACE_S after the last
- * client left. Unwatched, qemu 7.2 still renders and sends a text console
- * (~67 Updates a second: 0.022 cores across qemu and us, docs/performance.md
- * "Idle"); the grace keeps a viewer that reconnects (a network blip, a
- * reopened window) from waiting for a fresh Scanout, and costs at most a
- * few tenths of a core-second. */
-#define LISTENER_GRACE_S 10
-
 struct QsDisplay {
     GDBusConnection *conn;
     char *dest;                 /* qemu's unique name on a bus; NULL on p2p */
@@ -50,8 +41,6 @@ struct QsDisplay {
     guint probe_id;
     gboolean probing;
     gboolean watched;           /* a client is connected */
-    gboolean listener_always;   /* --display-listener=always */
-    guint grace_id;             /* drops the listener when it runs */
     GCancellable *probe_cancel;
     gboolean gone;
     QsDisplayGoneFunc gone_func;
@@ -287,43 +276,12 @@ static void schedule_probe(QsDisplay *d)
         d->watched ? TAKEOVER_PROBE_WATCHED_S : TAKEOVER_PROBE_IDLE_S, on_probe, d);
 }
 
-static void set_wanted(QsDisplay *d, gboolean wanted)
-{
-    for (guint i = 0; i < d->consoles->len; i++) {
-        qs_console_set_wanted(d->consoles->pdata[i], wanted);
-    }
-}
-
-static gboolean on_grace_over(gpointer data)
-{
-    QsDisplay *d = data;
-
-    d->grace_id = 0;
-    g_message("no client for %d s: qemu's display listener dropped until "
-              "one arrives", LISTENER_GRACE_S);
-    set_wanted(d, FALSE);
-    return G_SOURCE_REMOVE;
-}
-
-/* The listener is wanted while a client is there, and for
- * LISTENER_GRACE_S after the last one left. */
-static void update_wanted(QsDisplay *d)
-{
-    if (d->listener_always || d->watched) {
-        g_clear_handle_id(&d->grace_id, g_source_remove);
-        set_wanted(d, TRUE);
-    } else if (!d->grace_id) {
-        d->grace_id = g_timeout_add_seconds(LISTENER_GRACE_S, on_grace_over, d);
-    }
-}
-
 void qs_display_set_watched(QsDisplay *d, gboolean watched)
 {
     if (watched == d->watched) {
         return;
     }
     d->watched = watched;
-    update_wanted(d);
     if (!d->probe_cancel || d->gone) {
         return;                 /* not started, on a bus, or leaving */
     }
@@ -430,7 +388,6 @@ QsDisplay *qs_display_attach(const QsDisplayOptions *opts, GError **error)
     }
     g_dbus_connection_set_exit_on_close(d->conn, FALSE);
     d->chardevs = g_ptr_array_new_with_free_func((GDestroyNotify)qs_qemu_chardev_free);
-    d->listener_always = opts->listener_always;
     if (!discover(d, opts, chosen, error)) {
         return NULL;
     }
@@ -475,9 +432,6 @@ void qs_display_start(QsDisplay *d, QsDisplayGoneFunc func, gpointer user_data)
         d->probe_cancel = g_cancellable_new();
         schedule_probe(d);
     }
-    /* Wanted from the start only when always; a client's arrival
-     * (qs_display_set_watched) registers otherwise. */
-    set_wanted(d, d->listener_always || d->watched);
     for (guint i = 0; i < d->consoles->len; i++) {
         qs_console_start(d->consoles->pdata[i]);
     }
@@ -491,7 +445,6 @@ void qs_display_free(QsDisplay *d)
     g_clear_pointer(&d->consoles, g_ptr_array_unref);
     g_clear_pointer(&d->chardevs, g_ptr_array_unref);
     g_clear_handle_id(&d->probe_id, g_source_remove);
-    g_clear_handle_id(&d->grace_id, g_source_remove);
     if (d->probe_cancel) {
         g_cancellable_cancel(d->probe_cancel);
         g_clear_object(&d->probe_cancel);

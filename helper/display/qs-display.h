@@ -14,8 +14,6 @@ typedef struct {
     const char *qmp_path;       /* --qmp, or NULL */
     int console;                /* --console, or -1: every graphic console */
     int timeout_ms;             /* bound for each startup call */
-    gboolean listener_always;   /* --display-listener=always: registered from
-                                 * the start, never dropped */
 } QsDisplayOptions;
 
 typedef struct QsDisplay QsDisplay;
@@ -41,14 +39,10 @@ typedef void (*QsDisplayGoneFunc)(QsDisplay *display, const char *reason,
  * graphic one, or only --console) and creates their proxies. Synchronous
  * (nothing is registered yet); errors are one line. */
 QsDisplay *qs_display_attach(const QsDisplayOptions *opts, GError **error);
-/* Follows qemu from here on, and registers the listener(s) now if
- * opts->listener_always, else when a client arrives
- * (qs_display_set_watched()); from here on nothing blocks. */
+/* Registers the listener(s); from here on nothing blocks. */
 void qs_display_start(QsDisplay *display, QsDisplayGoneFunc func,
                       gpointer user_data);
-/* Whether any client is connected: with listener_always unset, qemu's
- * listener is registered on the first arrival and dropped a grace period
- * after the last client left; on a p2p connection, how often qemu is
+/* Whether any client is connected: on a p2p connection, how often qemu is
  * asked whether it still serves us (see qs-display.c); an arrival asks at
  * once. */
 void qs_display_set_watched(QsDisplay *display, gboolean watched);

@@ -180,10 +180,9 @@ static void execute(QsTestControl *tc, const char *line, GString *reply,
             " scanout_maps=%" G_GUINT64_FORMAT
             " update_maps=%" G_GUINT64_FORMAT " dropped=%" G_GUINT64_FORMAT
             " early=%" G_GUINT64_FORMAT
-            " backlog=%" G_GUINT64_FORMAT " listening=%d", s.registrations,
+            " backlog=%" G_GUINT64_FORMAT, s.registrations,
             s.watchdog_resets, s.listener_losses, s.scanouts, s.updates,
-            s.scanout_maps, s.update_maps, s.dropped, s.early, s.backlog,
-            qs_console_is_listening(console) ? 1 : 0);
+            s.scanout_maps, s.update_maps, s.dropped, s.early, s.backlog);
     } else {
         g_string_append_printf(reply, "error unknown command '%s'", argv[0]);
     }

@@ -48,10 +48,6 @@ class Helper:
             argv += ["--listen", "127.0.0.1:0", "--disable-ticketing"]
         if control:
             argv += ["--test-control", self.control]
-            if not any(str(a).startswith("--display-listener") for a in args):
-                # These tests read the screen and wait for frames with no
-                # client: qemu's listener must be there without one.
-                argv += ["--display-listener=always"]
         if sanitized(str(binary)) and not any(str(a).startswith("--confine") for a in args):
             # LeakSanitizer checks at exit only where it can list and trace
             # the threads: not in the empty root, not under the filter
