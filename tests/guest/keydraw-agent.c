@@ -169,10 +169,12 @@ static void on_caps(struct agent *a, const uint8_t *p, uint32_t n)
     request = get_u32(p);
     a->peer_caps = get_u32(p + 4);
     if (a->spice) {
-        /* As spice-vdagent: each client asks anew and gets our caps. */
+        /* As spice-vdagent: each client asks anew and gets our caps. A
+         * server asking for ours on its own (a helper taking a port we
+         * had open) carries no caps: only a client's make us ready. */
         if (request)
             send_caps(a, false);
-        if (!a->ready) {
+        if (!a->ready && a->peer_caps) {
             a->ready = true;
             kd_say("AGENT ready caps=%08x", a->peer_caps);
         }
