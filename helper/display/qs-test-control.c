@@ -64,19 +64,24 @@ static gboolean dump(QsScreen *screen, GString *reply, GByteArray *payload)
     return TRUE;
 }
 
-static void heat(QsScreen *screen, GString *reply)
+/* frames= is qemu's frame count as this snapshot is taken: the frame that
+ * made a block hot is at most that one, whatever the asker's delays. */
+static void heat(QsConsole *console, GString *reply)
 {
     g_autoptr(QsScreenHeat) h = qs_screen_heat_snapshot(
-        screen, g_get_monotonic_time());
+        qs_console_get_screen(console), g_get_monotonic_time());
+    QsConsoleStats s;
     size_t n;
 
     if (!h) {
         g_string_append(reply, "error no surface");
         return;
     }
+    qs_console_get_stats(console, &s);
     g_string_append_printf(reply,
-        "ok serial=%" G_GUINT64_FORMAT " size=%ux%u blocks=%ux%u n_hot=%u "
-        "box=%d,%d,%d,%d hot=", h->serial, h->width, h->height, h->blocks_x,
+        "ok serial=%" G_GUINT64_FORMAT " frames=%" G_GUINT64_FORMAT
+        " size=%ux%u blocks=%ux%u n_hot=%u box=%d,%d,%d,%d hot=", h->serial,
+        s.scanouts + s.updates + s.scanout_maps + s.update_maps, h->width, h->height, h->blocks_x,
         h->blocks_y, h->n_hot, h->hot_blocks.x, h->hot_blocks.y,
         h->hot_blocks.width, h->hot_blocks.height);
     n = (size_t)h->blocks_x * h->blocks_y;
@@ -100,7 +105,7 @@ static void execute(QsTestControl *tc, const char *line, GString *reply,
     } else if (g_str_equal(argv[0], "dump") && !argv[1]) {
         dump(qs_console_get_screen(console), reply, payload);
     } else if (g_str_equal(argv[0], "heat")) {
-        heat(qs_console_get_screen(console), reply);
+        heat(console, reply);
     } else if (g_str_equal(argv[0], "stall") && argv[1]) {
         guint64 s = 0;
 

@@ -13,8 +13,9 @@ typedef struct QsTestControl QsTestControl;
  * ("ok ..." or "error ..."):
  *   dump             the screen copy as a binary PPM: the reply line
  *                    "ok WxH serial=S bytes=N" is followed by N bytes
- *   heat             hot blocks now: "ok serial=S size=WxH blocks=BXxBY
- *                    n_hot=N box=X,Y,W,H hot=I,I,..." (block indices)
+ *   heat             hot blocks now: "ok serial=S frames=F size=WxH
+ *                    blocks=BXxBY n_hot=N box=X,Y,W,H hot=I,I,..." (block
+ *                    indices; F: qemu's frames received by then)
  *   stall SECONDS    block the listener thread (at most 60 s)
  *   watchdog on|off  enable / disable the lag watchdog
  *   stats            listener counters

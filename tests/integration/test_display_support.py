@@ -216,12 +216,13 @@ class Helper:
         return parse_ppm(data[0])
 
     def heat(self):
-        """(set of hot block indices, blocks_x) now."""
+        """(set of hot block indices, blocks_x, qemu's frames counted as the
+        helper took that snapshot) now."""
         reply = self.ctl("heat")
         fields = dict(re.findall(r"(\w+)=(\S*)", reply))
         bx = int(fields["blocks"].split("x")[0])
         hot = {int(i) for i in fields["hot"].split(",") if i}
-        return hot, bx
+        return hot, bx, int(fields["frames"])
 
 
 def activity_blocks(bx):
