@@ -114,32 +114,38 @@ static void keep(QsImageShare *share, Kept *k)
     }
 }
 
-GBytes *qs_image_share_draw_copy(QsImageShare *share, int32_t x, int32_t y,
-                                 const QsPixelRect *rect, QsImageCodec codec,
-                                 uint64_t id, QsImageCodec *used, gboolean *shared)
+GBytes *qs_image_share_find(QsImageShare *share, int32_t x, int32_t y,
+                            const QsPixelRect *rect, QsImageCodec codec, uint64_t id,
+                            QsImageCodec *used)
 {
-    size_t size = (size_t)rect->width * rect->height * 4;
-    Kept *k;
-    GBytes *msg;
-
     g_return_val_if_fail(rect->stride == (size_t)rect->width * 4, NULL);
-    *shared = FALSE;
     if (share->viewers < 2) {
-        return qs_msg_draw_copy(0, x, y, rect, codec, id, used);
+        return NULL;
     }
     for (GList *l = share->kept.head; l; l = l->next) {
-        k = l->data;
+        Kept *k = l->data;
+
         if (same(k, x, y, rect, codec)) {
-            *shared = TRUE;
             *used = k->used;
             return copy_with_id(k, id);
         }
     }
-    msg = qs_msg_draw_copy(0, x, y, rect, codec, id, used);
+    return NULL;
+}
+
+void qs_image_share_keep(QsImageShare *share, int32_t x, int32_t y, const QsPixelRect *rect,
+                         QsImageCodec codec, QsImageCodec used, GBytes *msg)
+{
+    size_t size = (size_t)rect->width * rect->height * 4;
+    Kept *k;
+
+    g_return_if_fail(rect->stride == (size_t)rect->width * 4);
+    if (share->viewers < 2) {
+        return;
+    }
     k = g_new0(Kept, 1);
-    *k = (Kept){ codec, *used, x, y, rect->width, rect->height,
+    *k = (Kept){ codec, used, x, y, rect->width, rect->height,
                  g_memdup2(rect->pixels, size), g_bytes_ref(msg),
                  size + g_bytes_get_size(msg) };
     keep(share, k);
-    return msg;
 }

@@ -37,12 +37,16 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(QsImageShare, qs_image_share_unref)
 void qs_image_share_viewer_add(QsImageShare *share);
 void qs_image_share_viewer_remove(QsImageShare *share);
 
-/* DRAW_COPY of `rect` (packed rows: stride == width * 4) at (x, y) on
- * surface 0 in `codec` (qs_msg_draw_copy), image id `id`. `*shared`: it
- * came from another session's encode. */
-GBytes *qs_image_share_draw_copy(QsImageShare *share, int32_t x, int32_t y,
-                                 const QsPixelRect *rect, QsImageCodec codec,
-                                 uint64_t id, QsImageCodec *used, gboolean *shared);
+/* A kept DRAW_COPY of `rect` (packed rows: stride == width * 4) at (x, y)
+ * on surface 0 in `codec`, with image id `id` and the codec it `used`;
+ * NULL when none is kept (then the caller encodes, qs_msg_draw_copy). */
+GBytes *qs_image_share_find(QsImageShare *share, int32_t x, int32_t y,
+                            const QsPixelRect *rect, QsImageCodec codec, uint64_t id,
+                            QsImageCodec *used);
+/* Keeps `msg`, the caller's DRAW_COPY of `rect` made in `codec` (it
+ * `used`), for the other viewers; nothing while the console has one. */
+void qs_image_share_keep(QsImageShare *share, int32_t x, int32_t y, const QsPixelRect *rect,
+                         QsImageCodec codec, QsImageCodec used, GBytes *msg);
 
 /* Images kept now (tests). */
 guint qs_image_share_n_kept(const QsImageShare *share);

@@ -34,8 +34,15 @@ static GBytes *draw(QsImageShare *s, const uint8_t *px, int32_t x, QsImageCodec 
 {
     QsPixelRect r = { px, W * 4, W, H };
     QsImageCodec used;
+    GBytes *msg = qs_image_share_find(s, x, 5, &r, codec, id, &used);
 
-    return qs_image_share_draw_copy(s, x, 5, &r, codec, id, &used, shared);
+    /* As the display channel does: a kept copy, else its own encode kept. */
+    *shared = msg != NULL;
+    if (!msg) {
+        msg = qs_msg_draw_copy(0, x, 5, &r, codec, id, &used);
+        qs_image_share_keep(s, x, 5, &r, codec, used, msg);
+    }
+    return msg;
 }
 
 static void test_one_viewer_keeps_nothing(void)
