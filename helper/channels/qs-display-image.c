@@ -14,6 +14,9 @@
  */
 struct QsDisplayImageJob {
     QsDisplayChannel *dc;       /* NULL once the channel has gone */
+    QsImageShare *share;        /* a reference, while `making` */
+    QsImageShareMaking *making; /* the console's other viewers wait for it */
+    QsImageShareWait *wait;     /* or this channel waits for another's */
     QsPlanAction action;
     uint8_t *pixels;            /* packed rows of action.item.rect */
     size_t pixels_size;
@@ -25,6 +28,9 @@ struct QsDisplayImageJob {
 
 static void job_free(QsDisplayImageJob *job)
 {
+    if (job->share) {
+        qs_image_share_unref(job->share);
+    }
     g_free(job->pixels);
     if (job->msg) {
         g_bytes_unref(job->msg);
@@ -70,28 +76,58 @@ static void encode(gpointer data)
     }
 }
 
+/* The pixel buffer goes back for the next image. */
+static void give_back_pixels(QsDisplayChannel *dc, QsDisplayImageJob *job)
+{
+    if (!dc->pixels) {
+        dc->pixels = g_steal_pointer(&job->pixels);
+        dc->pixels_size = job->pixels_size;
+    }
+}
+
 /* Back on the channel's thread. */
 static void encoded(gpointer data)
 {
     QsDisplayImageJob *job = data;
     QsDisplayChannel *dc = job->dc;
-    QsPixelRect px = job_rect(job);
-    const QsRect *r = &job->action.item.rect;
 
+    /* The other viewers are answered even when this channel has gone. */
+    if (job->making) {
+        qs_image_share_made(job->share, g_steal_pointer(&job->making), job->used, job->msg);
+    }
     if (!dc) {
         job_free(job);
         return;
     }
     dc->image_job = NULL;
-    if (!job->lossy) {
-        qs_image_share_keep(dc->images, r->x, r->y, &px, job->lossless, job->used, job->msg);
-    }
     finish(dc, &job->action, g_steal_pointer(&job->msg), job->used, FALSE);
-    /* The pixel buffer goes back for the next image. */
-    if (!dc->pixels) {
-        dc->pixels = g_steal_pointer(&job->pixels);
-        dc->pixels_size = job->pixels_size;
+    give_back_pixels(dc, job);
+    job_free(job);
+    dc->pump(&dc->base);
+}
+
+static void queue_encode(QsDisplayChannel *dc, QsDisplayImageJob *job)
+{
+    job->dc = dc;
+    dc->image_job = job;
+    qs_encode_queue_push(dc->encodes, encode, encoded, job);
+}
+
+/* Another session made the image this channel waited for (or did not:
+ * then it is encoded here after all). */
+static void on_ready(GBytes *msg, QsImageCodec used, gpointer data)
+{
+    QsDisplayImageJob *job = data;
+    QsDisplayChannel *dc = job->dc;
+
+    job->wait = NULL;           /* answered: the share freed it */
+    if (!msg) {
+        queue_encode(dc, job);
+        return;
     }
+    dc->image_job = NULL;
+    finish(dc, &job->action, msg, used, TRUE);
+    give_back_pixels(dc, job);
     job_free(job);
     dc->pump(&dc->base);
 }
@@ -133,22 +169,37 @@ gboolean qs_display_image_send(QsDisplayChannel *dc, const QsPlanAction *a)
                                    &job->used);
         if (kept) {
             finish(dc, a, kept, job->used, TRUE);
-            dc->pixels = g_steal_pointer(&job->pixels);
-            dc->pixels_size = job->pixels_size;
+            give_back_pixels(dc, job);
             job_free(job);
             return TRUE;
         }
+        job->wait = qs_image_share_wait(dc->images, r.x, r.y, &px, job->lossless, job->id,
+                                        on_ready, job);
+        if (job->wait) {
+            job->dc = dc;
+            dc->image_job = job;
+            return FALSE;
+        }
+        job->making = qs_image_share_making(dc->images, r.x, r.y, &px, job->lossless);
+        if (job->making) {
+            job->share = qs_image_share_ref(dc->images);
+        }
     }
-    job->dc = dc;
-    dc->image_job = job;
-    qs_encode_queue_push(dc->encodes, encode, encoded, job);
+    queue_encode(dc, job);
     return FALSE;
 }
 
 void qs_display_image_forget(QsDisplayChannel *dc)
 {
-    if (dc->image_job) {
-        dc->image_job->dc = NULL;   /* its answer is dropped */
-        dc->image_job = NULL;
+    QsDisplayImageJob *job = g_steal_pointer(&dc->image_job);
+
+    if (!job) {
+        return;
+    }
+    if (job->wait) {
+        qs_image_share_withdraw(dc->images, job->wait);
+        job_free(job);
+    } else {
+        job->dc = NULL;         /* its answer is dropped */
     }
 }
