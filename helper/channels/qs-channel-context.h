@@ -21,6 +21,7 @@
 typedef struct QsAgent QsAgent;
 typedef struct QsVideoShare QsVideoShare;
 typedef struct QsImageShare QsImageShare;
+typedef struct QsEncodeQueue QsEncodeQueue;
 typedef struct QsVmcBridge QsVmcBridge;
 typedef struct QsChannel QsChannel;
 typedef struct QsSession QsSession;
@@ -87,6 +88,8 @@ typedef struct {
      * share. */
     QsVideoShare *streams[QS_CHANNELS_MAX_HEADS];
     QsImageShare *images[QS_CHANNELS_MAX_HEADS];
+    /* The encode workers every image and frame is encoded on. */
+    QsEncodeQueue *encodes;
     const char *vm_name;        /* MAIN_NAME, or NULL */
     const uint8_t *vm_uuid;     /* MAIN_UUID (16 bytes), or NULL */
     /* qemu's Mouse.IsAbsolute and Keyboard.Modifiers, from head 0's input:

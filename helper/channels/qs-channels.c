@@ -112,10 +112,12 @@ QsChannels *qs_channels_new(const QsChannelsConfig *config)
     QsChannels *hub = g_new0(QsChannels, 1);
     QsChannelContext *ctx = &hub->ctx;
     g_autoptr(GMainContext) context = g_main_context_ref_thread_default();
-    /* One pool of encode workers for every console's shares (they hold it),
-     * and the switch read once: QS_STREAM_SHARE=0 gives each stream an
-     * encoder of its own, for the benchmark's comparison. */
-    g_autoptr(QsEncodeQueue) encodes = qs_encode_queue_new();
+    /* One pool of encode workers for every console's shares and every
+     * display channel's images (they hold it), and the switch read once:
+     * QS_STREAM_SHARE=0 gives each stream an encoder of its own, for the
+     * benchmark's comparison. */
+    g_autoptr(QsEncodeQueue) encodes = config->encodes ? qs_encode_queue_ref(config->encodes)
+                                                       : qs_encode_queue_new();
     gboolean share_streams = qs_share_enabled(g_getenv("QS_STREAM_SHARE"));
 
     QsChannelsHead one = { config->screen, config->cursor, config->input };
@@ -136,6 +138,7 @@ QsChannels *qs_channels_new(const QsChannelsConfig *config)
     ctx->n_bridges = config->n_bridges;
     ctx->max_fps = config->max_fps;
     ctx->display_clock = config->display_clock;
+    ctx->encodes = qs_encode_queue_ref(encodes);
     ctx->channel_types = qs_channel_types;
     ctx->ops = &context_ops;
     ctx->owner = hub;
@@ -188,6 +191,7 @@ void qs_channels_free(QsChannels *hub)
         qs_video_share_free(hub->ctx.streams[i]);
         qs_image_share_unref(hub->ctx.images[i]);
     }
+    qs_encode_queue_unref(hub->ctx.encodes);
     if (hub->ctx.heads[0].input) {
         qs_input_set_changed_func(hub->ctx.heads[0].input, NULL, NULL);
     }

@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #include "channels/qs-channel-context.h"
+#include "encode/qs-encode-queue.h"
 #include "net/qs-server.h"
 
 typedef struct QsChannels QsChannels;
@@ -54,6 +55,9 @@ typedef struct {
     /* The display channels' clock and timers (unit tests); NULL: the
      * monotonic clock and GLib timeouts. Outlives the QsChannels. */
     const QsDisplayClock *display_clock;
+    /* The queue every image and frame is encoded on (a reference is
+     * taken); NULL: one of its own, a worker per processor. */
+    QsEncodeQueue *encodes;
     /* qemu's chardevs bridged to spicevmc channels (<=
      * QS_CHANNELS_MAX_BRIDGES), each offered as the channel its bridge
      * names; taken, freed with the QsChannels. */

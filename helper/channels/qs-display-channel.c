@@ -47,9 +47,10 @@ static gboolean carry_out(QsDisplayChannel *dc, const QsPlanAction *a, int64_t n
     case QS_PLAN_SURFACE_CREATE:
     case QS_PLAN_MARK:
     case QS_PLAN_PROBE:
-    case QS_PLAN_IMAGE:
         qs_display_send_action(dc, a, now_us);
         break;
+    case QS_PLAN_IMAGE:
+        return qs_display_image_send(dc, a);
     case QS_PLAN_STREAM_CREATE:
         qs_display_video_create(dc, a);
         break;
@@ -64,9 +65,9 @@ static gboolean carry_out(QsDisplayChannel *dc, const QsPlanAction *a, int64_t n
     return TRUE;
 }
 
-/* Sends while the plan has something; called on DISPLAY_INIT, screen
- * changes, socket writable, ACKs, PONGs, finished encodes and the wake
- * timer. */
+/* Sends while the plan has something and no image is encoding; called on
+ * DISPLAY_INIT, screen changes, socket writable, ACKs, PONGs, finished
+ * encodes and the wake timer. */
 void qs_display_channel_pump(QsChannel *ch)
 {
     QsDisplayChannel *dc = (QsDisplayChannel *)ch;
@@ -74,7 +75,8 @@ void qs_display_channel_pump(QsChannel *ch)
     g_autoptr(QsScreenDamage) damage = NULL;
     QsPlanAction action;
 
-    if (!dc->init_received || dc->pumping || !ch->session || qs_conn_is_closed(ch->conn)) {
+    if (!dc->init_received || dc->pumping || dc->image_job || !ch->session ||
+        qs_conn_is_closed(ch->conn)) {
         return;
     }
     dc->pumping = TRUE;
@@ -180,6 +182,7 @@ static void display_finalize(QsChannel *ch)
     QsDisplayChannel *dc = (QsDisplayChannel *)ch;
 
     qs_display_stats_log(dc);
+    qs_display_image_forget(dc);
     qs_display_video_free_all(dc);
     if (dc->wake) {
         g_source_destroy(dc->wake);
@@ -191,6 +194,7 @@ static void display_finalize(QsChannel *ch)
     qs_image_share_unref(dc->images);
     qs_display_plan_free(dc->plan);
     g_free(dc->pixels);
+    qs_encode_queue_unref(dc->encodes);
     qs_screen_watch_free(dc->watch);
     g_main_context_unref(dc->context);
 }
@@ -270,6 +274,7 @@ QsChannel *qs_display_channel_new(QsSession *session, QsConn *conn)
     dc->screen = qs_channel_context_head(session->ctx, head)->screen;
     dc->streams = session->ctx->streams[head];
     dc->images = qs_image_share_ref(session->ctx->images[head]);
+    dc->encodes = qs_encode_queue_ref(session->ctx->encodes);
     qs_image_share_viewer_add(dc->images);
     dc->watch = qs_screen_watch_new(dc->screen);
     dc->context = g_main_context_ref_thread_default();

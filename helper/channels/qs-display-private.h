@@ -10,6 +10,7 @@
 #include "wire/qs-msg.h"
 #include "channels/qs-image-share.h"
 #include "channels/qs-session.h"
+#include "encode/qs-encode-queue.h"
 #include "encode/qs-video-share.h"
 #include "encode/qs-video.h"
 #include "flow/qs-display-plan.h"
@@ -24,7 +25,8 @@
  * and its parts, which use this header and each other, never the
  * channel's own functions (a late answer comes back through `pump`):
  *   qs-display-sender.c   the link facts, and the actions that send at once:
- *                         surfaces, marks, probes, images
+ *                         surfaces, marks, probes
+ *   qs-display-image.c    images, encoded on a worker one at a time
  *   qs-display-video.c    each stream's encoder, frames encoded on a worker
  *   qs-display-stats.c    what one session sent, logged at disconnect
  */
@@ -35,6 +37,7 @@
 
 typedef struct QsDisplayChannel QsDisplayChannel;
 typedef struct QsDisplayVideo QsDisplayVideo;
+typedef struct QsDisplayImageJob QsDisplayImageJob;
 
 typedef struct {
     int64_t start_us;
@@ -79,7 +82,9 @@ struct QsDisplayChannel {
     int64_t wake_at;
     GSource *ping_timer;
 
-    uint8_t *pixels;            /* one image's pixels */
+    QsEncodeQueue *encodes;     /* the workers images are encoded on */
+    QsDisplayImageJob *image_job;   /* the image being encoded; the plan waits */
+    uint8_t *pixels;            /* one image's pixels, when none is encoding */
     size_t pixels_size;
     uint64_t image_id;
 
@@ -94,8 +99,16 @@ gboolean qs_display_send(QsDisplayChannel *dc, uint16_t type, GBytes *payload);
 void qs_display_link(QsDisplayChannel *dc, QsPlanLink *link);
 /* A PING, and the plan told of it. */
 void qs_display_send_probe(QsDisplayChannel *dc, int64_t now_us);
-/* SURFACE_CREATE / _DESTROY, MARK, PROBE or IMAGE: sent now. */
+/* SURFACE_CREATE / _DESTROY, MARK or PROBE: sent now. */
 void qs_display_send_action(QsDisplayChannel *dc, const QsPlanAction *action, int64_t now_us);
+
+/* qs-display-image.c */
+/* IMAGE: reads the pixels and sends it now (TRUE: a copy another viewer's
+ * session made, or nothing, the surface having gone) or once a worker has
+ * encoded it (FALSE: dc->image_job until then; the pump resumes then). */
+gboolean qs_display_image_send(QsDisplayChannel *dc, const QsPlanAction *action);
+/* The channel goes: an encode still running is answered to nobody. */
+void qs_display_image_forget(QsDisplayChannel *dc);
 
 /* qs-display-video.c */
 void qs_display_video_create(QsDisplayChannel *dc, const QsPlanAction *action);

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* What the display plan's actions send at once (surfaces, marks, probes, images), and the link facts it reads. */
+/* What the display plan's actions send at once (surfaces, marks, probes), and the link facts it reads. */
 #include "channels/qs-display-private.h"
 
 #include <spice/enums.h>
@@ -65,47 +65,6 @@ static void send_mark(QsDisplayChannel *dc)
     qs_display_send(dc, SPICE_MSG_DISPLAY_MARK, NULL);
 }
 
-/* Reads the image's current pixels and sends one DRAW_COPY. Pixels of a
- * surface that has gone are not sent: the next take redraws it. */
-static void send_image(QsDisplayChannel *dc, const QsPlanAction *a, int64_t now_us)
-{
-    const QsRect r = a->item.rect;
-    size_t row = (size_t)r.width * 4, need = row * (size_t)r.height;
-    QsPixelRect px;
-    QsImageCodec lossless = a->bitmap ? QS_IMAGE_CODEC_BITMAP
-                            : a->lz4 ? QS_IMAGE_CODEC_LZ4 : QS_IMAGE_CODEC_LZ;
-    QsImageCodec used;
-    gboolean shared = FALSE;
-    g_autoptr(GError) error = NULL;
-    GBytes *msg;
-    gsize size;
-
-    if (need > dc->pixels_size) {
-        g_free(dc->pixels);
-        dc->pixels = g_malloc(need);
-        dc->pixels_size = need;
-    }
-    if (!qs_screen_read(dc->screen, a->item.surface_serial, &r, dc->pixels, row, &error)) {
-        g_debug("display: dropping stale item: %s", error->message);
-        return;
-    }
-    px = (QsPixelRect){ dc->pixels, row, (uint32_t)r.width, (uint32_t)r.height };
-    if (qs_display_plan_image_lossy(a, dc->pixels)) {
-        msg = qs_msg_draw_copy_jpeg(0, r.x, r.y, &px, a->jpeg_quality, lossless,
-                                    ++dc->image_id, &used);
-    } else {
-        msg = qs_image_share_draw_copy(dc->images, r.x, r.y, &px, lossless, ++dc->image_id,
-                                       &used, &shared);
-    }
-    size = g_bytes_get_size(msg);
-    qs_display_send(dc, SPICE_MSG_DISPLAY_DRAW_COPY, msg);
-    qs_display_plan_image_sent(dc->plan, a, used == QS_IMAGE_CODEC_JPEG,
-                               (uint32_t)MIN(size, G_MAXUINT32), now_us);
-    dc->stats.images[used]++;
-    dc->stats.image_bytes += size;
-    dc->stats.shared_images += shared;
-}
-
 void qs_display_send_action(QsDisplayChannel *dc, const QsPlanAction *a, int64_t now_us)
 {
     switch (a->kind) {
@@ -120,9 +79,6 @@ void qs_display_send_action(QsDisplayChannel *dc, const QsPlanAction *a, int64_t
         break;
     case QS_PLAN_PROBE:
         qs_display_send_probe(dc, now_us);
-        break;
-    case QS_PLAN_IMAGE:
-        send_image(dc, a, now_us);
         break;
     default:
         g_return_if_reached();

@@ -162,6 +162,9 @@ gboolean qs_display_channel_encoding(QsChannel *ch)
 {
     QsDisplayChannel *dc = (QsDisplayChannel *)ch;
 
+    if (dc->image_job) {
+        return TRUE;
+    }
     for (guint i = 0; i < QS_PLAN_MAX_STREAMS; i++) {
         if (dc->videos[i] && dc->videos[i]->encoding) {
             return TRUE;

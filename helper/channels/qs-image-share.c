@@ -10,9 +10,19 @@ typedef struct {
     int32_t x, y;
     uint32_t width, height;
     uint8_t *pixels;            /* packed rows, compared byte for byte */
-    GBytes *msg;                /* the DRAW_COPY as made, its maker's id */
+    GBytes *msg;                /* the DRAW_COPY as made, its maker's id; NULL while made */
     gsize bytes;                /* what keeping it costs */
+    gboolean making;            /* a session encodes it now */
+    gboolean in_queue;          /* else forgotten while made: freed by qs_image_share_made */
+    GPtrArray *waiters;         /* QsImageShareWait *, while making */
 } Kept;
+
+struct QsImageShareWait {
+    Kept *kept;
+    uint64_t id;
+    QsImageShareReady ready;
+    gpointer data;
+};
 
 struct QsImageShare {
     gint ref;
@@ -39,14 +49,62 @@ QsImageShare *qs_image_share_ref(QsImageShare *share)
 static void kept_free(Kept *k)
 {
     g_free(k->pixels);
-    g_bytes_unref(k->msg);
+    if (k->msg) {
+        g_bytes_unref(k->msg);
+    }
+    if (k->waiters) {
+        g_ptr_array_unref(k->waiters);
+    }
     g_free(k);
 }
 
+/* `msg` (a DRAW_COPY) with `id` in place of its maker's: the image
+ * descriptor's first field, right after the DRAW_COPY header. */
+static GBytes *copy_with_id(GBytes *msg, uint64_t id)
+{
+    gsize n;
+    const uint8_t *data = g_bytes_get_data(msg, &n);
+    uint8_t *copy = g_memdup2(data, n);
+
+    for (guint i = 0; i < 8; i++) {
+        copy[QS_DRAW_COPY_HEADER_SIZE + i] = (uint8_t)(id >> (8 * i));
+    }
+    return g_bytes_new_take(copy, n);
+}
+
+/* Answers (and frees) sessions that waited: a copy of `msg` with each one's
+ * own id, or NULL when it was not made. Called once the share is
+ * consistent again: a waiter's channel goes on and may ask it again. */
+static void answer_waiters(GPtrArray *waiters, GBytes *msg, QsImageCodec used)
+{
+    for (guint i = 0; waiters && i < waiters->len; i++) {
+        QsImageShareWait *w = waiters->pdata[i];
+
+        w->ready(msg ? copy_with_id(msg, w->id) : NULL, used, w->data);
+        g_free(w);
+    }
+}
+
+/* Drops every kept image; one being made leaves the queue and is freed
+ * when its maker says it is made, its waiters told now to encode it
+ * themselves. */
 static void forget_all(QsImageShare *share)
 {
-    g_queue_clear_full(&share->kept, (GDestroyNotify)kept_free);
+    g_autoptr(GPtrArray) told = g_ptr_array_new_with_free_func((GDestroyNotify)g_ptr_array_unref);
+    Kept *k;
+
+    while ((k = g_queue_pop_head(&share->kept))) {
+        k->in_queue = FALSE;
+        if (k->making) {
+            g_ptr_array_add(told, g_steal_pointer(&k->waiters));
+        } else {
+            kept_free(k);
+        }
+    }
     share->bytes = 0;
+    for (guint i = 0; i < told->len; i++) {
+        answer_waiters(told->pdata[i], NULL, QS_IMAGE_CODEC_BITMAP);
+    }
 }
 
 void qs_image_share_unref(QsImageShare *share)
@@ -75,71 +133,121 @@ guint qs_image_share_n_kept(const QsImageShare *share)
     return share->kept.length;
 }
 
-static gboolean same(const Kept *k, int32_t x, int32_t y, const QsPixelRect *r,
-                     QsImageCodec codec)
+static Kept *lookup(QsImageShare *share, int32_t x, int32_t y, const QsPixelRect *r,
+                    QsImageCodec codec, gboolean making)
 {
-    return k->codec == codec && k->x == x && k->y == y && k->width == r->width &&
-           k->height == r->height &&
-           memcmp(k->pixels, r->pixels, (size_t)r->width * r->height * 4) == 0;
+    g_return_val_if_fail(r->stride == (size_t)r->width * 4, NULL);
+    if (share->viewers < 2) {
+        return NULL;
+    }
+    for (GList *l = share->kept.head; l; l = l->next) {
+        Kept *k = l->data;
+
+        if (k->making == making && k->codec == codec && k->x == x && k->y == y &&
+            k->width == r->width && k->height == r->height &&
+            memcmp(k->pixels, r->pixels, (size_t)r->width * r->height * 4) == 0) {
+            return k;
+        }
+    }
+    return NULL;
 }
 
-/* The kept message with `id` in place of its maker's: the image
- * descriptor's first field, right after the DRAW_COPY header. */
-static GBytes *copy_with_id(const Kept *k, uint64_t id)
+/* The oldest images that are made go first; none being made is dropped
+ * (its maker holds it). */
+static void evict(QsImageShare *share)
 {
-    gsize n;
-    const uint8_t *data = g_bytes_get_data(k->msg, &n);
-    uint8_t *copy = g_memdup2(data, n);
+    GList *l = share->kept.tail;
 
-    for (guint i = 0; i < 8; i++) {
-        copy[QS_DRAW_COPY_HEADER_SIZE + i] = (uint8_t)(id >> (8 * i));
-    }
-    return g_bytes_new_take(copy, n);
-}
+    while (l && (share->kept.length > QS_IMAGE_SHARE_MAX_ENTRIES ||
+                 share->bytes > QS_IMAGE_SHARE_MAX_BYTES)) {
+        GList *prev = l->prev;
+        Kept *k = l->data;
 
-static void keep(QsImageShare *share, Kept *k)
-{
-    if (k->bytes > QS_IMAGE_SHARE_MAX_BYTES / 2) {
-        kept_free(k);           /* one image would crowd out the rest */
-        return;
-    }
-    g_queue_push_head(&share->kept, k);
-    share->bytes += k->bytes;
-    while (share->kept.length > QS_IMAGE_SHARE_MAX_ENTRIES ||
-           share->bytes > QS_IMAGE_SHARE_MAX_BYTES) {
-        Kept *old = g_queue_pop_tail(&share->kept);
-
-        share->bytes -= old->bytes;
-        kept_free(old);
+        if (!k->making) {
+            g_queue_delete_link(&share->kept, l);
+            share->bytes -= k->bytes;
+            kept_free(k);
+        }
+        l = prev;
     }
 }
 
-GBytes *qs_image_share_draw_copy(QsImageShare *share, int32_t x, int32_t y,
-                                 const QsPixelRect *rect, QsImageCodec codec,
-                                 uint64_t id, QsImageCodec *used, gboolean *shared)
+GBytes *qs_image_share_find(QsImageShare *share, int32_t x, int32_t y,
+                            const QsPixelRect *rect, QsImageCodec codec, uint64_t id,
+                            QsImageCodec *used)
+{
+    Kept *k = lookup(share, x, y, rect, codec, FALSE);
+
+    if (!k) {
+        return NULL;
+    }
+    *used = k->used;
+    return copy_with_id(k->msg, id);
+}
+
+QsImageShareWait *qs_image_share_wait(QsImageShare *share, int32_t x, int32_t y,
+                                      const QsPixelRect *rect, QsImageCodec codec,
+                                      uint64_t id, QsImageShareReady ready, gpointer data)
+{
+    Kept *k = lookup(share, x, y, rect, codec, TRUE);
+    QsImageShareWait *w;
+
+    if (!k) {
+        return NULL;
+    }
+    w = g_new0(QsImageShareWait, 1);
+    *w = (QsImageShareWait){ k, id, ready, data };
+    g_ptr_array_add(k->waiters, w);
+    return w;
+}
+
+void qs_image_share_withdraw(QsImageShare *share, QsImageShareWait *wait)
+{
+    (void)share;
+    if (wait->kept->waiters) {
+        g_ptr_array_remove(wait->kept->waiters, wait);
+    }
+    g_free(wait);
+}
+
+QsImageShareMaking *qs_image_share_making(QsImageShare *share, int32_t x, int32_t y,
+                                          const QsPixelRect *rect, QsImageCodec codec)
 {
     size_t size = (size_t)rect->width * rect->height * 4;
     Kept *k;
-    GBytes *msg;
 
     g_return_val_if_fail(rect->stride == (size_t)rect->width * 4, NULL);
-    *shared = FALSE;
-    if (share->viewers < 2) {
-        return qs_msg_draw_copy(0, x, y, rect, codec, id, used);
+    if (share->viewers < 2 || size > QS_IMAGE_SHARE_MAX_BYTES / 4) {
+        return NULL;            /* nobody to share with, or it would crowd out the rest */
     }
-    for (GList *l = share->kept.head; l; l = l->next) {
-        k = l->data;
-        if (same(k, x, y, rect, codec)) {
-            *shared = TRUE;
-            *used = k->used;
-            return copy_with_id(k, id);
-        }
-    }
-    msg = qs_msg_draw_copy(0, x, y, rect, codec, id, used);
     k = g_new0(Kept, 1);
-    *k = (Kept){ codec, *used, x, y, rect->width, rect->height,
-                 g_memdup2(rect->pixels, size), g_bytes_ref(msg),
-                 size + g_bytes_get_size(msg) };
-    keep(share, k);
-    return msg;
+    *k = (Kept){ codec, codec, x, y, rect->width, rect->height, g_memdup2(rect->pixels, size),
+                 NULL, size, TRUE, TRUE, g_ptr_array_new() };
+    g_queue_push_head(&share->kept, k);
+    share->bytes += k->bytes;
+    evict(share);
+    return (QsImageShareMaking *)k;
+}
+
+void qs_image_share_made(QsImageShare *share, QsImageShareMaking *making, QsImageCodec used,
+                         GBytes *msg)
+{
+    Kept *k = (Kept *)making;
+    g_autoptr(GPtrArray) waiters = g_steal_pointer(&k->waiters);
+
+    k->making = FALSE;
+    if (!k->in_queue) {
+        kept_free(k);           /* forgotten meanwhile */
+    } else if (!msg) {
+        g_queue_remove(&share->kept, k);
+        share->bytes -= k->bytes;
+        kept_free(k);
+    } else {
+        k->used = used;
+        k->msg = g_bytes_ref(msg);
+        k->bytes += g_bytes_get_size(msg);
+        share->bytes += g_bytes_get_size(msg);
+        evict(share);
+    }
+    answer_waiters(waiters, msg, used);
 }

@@ -8,6 +8,9 @@ struct QsEncodeQueue {
     GThreadPool *pool;
 };
 
+/* Every queue's, for a test that runs its loop until all is answered. */
+static gint pending_all;
+
 typedef struct {
     QsEncodeQueue *q;           /* a reference, until the answer */
     QsEncodeWork work;
@@ -23,6 +26,7 @@ static gboolean answer(gpointer data)
 
     item->done(item->job);
     g_atomic_int_add(&q->pending, -1);
+    g_atomic_int_add(&pending_all, -1);
     g_main_context_unref(item->context);
     g_free(item);
     qs_encode_queue_unref(q);
@@ -56,6 +60,14 @@ QsEncodeQueue *qs_encode_queue_new(void)
     return q;
 }
 
+QsEncodeQueue *qs_encode_queue_new_inline(void)
+{
+    QsEncodeQueue *q = g_new0(QsEncodeQueue, 1);
+
+    q->ref = 1;
+    return q;
+}
+
 QsEncodeQueue *qs_encode_queue_ref(QsEncodeQueue *q)
 {
     g_atomic_int_inc(&q->ref);
@@ -69,7 +81,9 @@ void qs_encode_queue_unref(QsEncodeQueue *q)
     }
     /* Every job holds a reference until answered: nothing is queued or
      * running now, so this does not wait. */
-    g_thread_pool_free(q->pool, FALSE, TRUE);
+    if (q->pool) {
+        g_thread_pool_free(q->pool, FALSE, TRUE);
+    }
     g_free(q);
 }
 
@@ -81,10 +95,20 @@ void qs_encode_queue_push(QsEncodeQueue *q, QsEncodeWork work, QsEncodeDone done
     *item = (Item){ qs_encode_queue_ref(q), work, done, job,
                     g_main_context_ref_thread_default() };
     g_atomic_int_inc(&q->pending);
-    g_thread_pool_push(q->pool, item, NULL);
+    g_atomic_int_inc(&pending_all);
+    if (q->pool) {
+        g_thread_pool_push(q->pool, item, NULL);
+    } else {
+        run(item, NULL);
+    }
 }
 
 guint qs_encode_queue_pending(const QsEncodeQueue *q)
 {
     return (guint)g_atomic_int_get(&q->pending);
+}
+
+guint qs_encode_queue_pending_all(void)
+{
+    return (guint)g_atomic_int_get(&pending_all);
 }

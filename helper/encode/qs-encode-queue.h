@@ -25,6 +25,10 @@ typedef void (*QsEncodeWork)(gpointer job);
 typedef void (*QsEncodeDone)(gpointer job);
 
 QsEncodeQueue *qs_encode_queue_new(void);
+/* A queue without workers, for a fuzz target: each job's `work` runs
+ * inside qs_encode_queue_push(), its `done` still later on the context. No
+ * thread is made, and an input's work is done when its loop is idle. */
+QsEncodeQueue *qs_encode_queue_new_inline(void);
 QsEncodeQueue *qs_encode_queue_ref(QsEncodeQueue *q);
 void qs_encode_queue_unref(QsEncodeQueue *q);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(QsEncodeQueue, qs_encode_queue_unref)
@@ -34,3 +38,5 @@ void qs_encode_queue_push(QsEncodeQueue *q, QsEncodeWork work, QsEncodeDone done
 
 /* Jobs queued or running and answers not given yet (tests). */
 guint qs_encode_queue_pending(const QsEncodeQueue *q);
+/* The same over every queue of the process (tests). */
+guint qs_encode_queue_pending_all(void);

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Fuzz target: client message sequences through a whole session (all four channels, fake peers). */
 #include "channels/qs-channels.h"
+#include "encode/qs-encode-queue.h"
 #include "../../unit/channels/fake-peers.h"
 
 #include <spice/enums.h>
@@ -65,7 +66,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     QsScreen *screen = qs_screen_new();
     QsCursor *cursor = fake_cursor_new();
     QsInput *input = fake_input_new(TRUE, 0);
-    QsChannelsConfig cfg = { .vm_name = "fuzz", .screen = screen, .cursor = cursor, .input = input };
+    /* Encodes on this thread: no thread made per input, and the input's
+     * work all done when its loop is idle. */
+    g_autoptr(QsEncodeQueue) encodes = qs_encode_queue_new_inline();
+    QsChannelsConfig cfg = { .vm_name = "fuzz", .screen = screen, .cursor = cursor,
+                             .input = input, .encodes = encodes };
     QsChannels *hub;
     QsConn *conns[4];
     size_t pos = 0;

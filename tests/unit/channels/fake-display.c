@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Fakes of display's QsCursor and QsInput: hold a cursor, log the input sent to "qemu". */
 #include "fake-peers.h"
+#include "encode/qs-encode-queue.h"
 
 #include <string.h>
 
@@ -191,6 +192,13 @@ uint32_t qs_input_get_modifiers(QsInput *input)
 
 void fake_loop_run_pending(void)
 {
-    for (int i = 0; i < 1000 && g_main_context_iteration(NULL, FALSE); i++) {
+    for (;;) {
+        for (int i = 0; i < 1000 && g_main_context_iteration(NULL, FALSE); i++) {
+        }
+        if (!qs_encode_queue_pending_all()) {
+            return;
+        }
+        /* An encode on a worker: its answer comes to this context. */
+        g_main_context_iteration(NULL, TRUE);
     }
 }

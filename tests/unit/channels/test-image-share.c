@@ -34,8 +34,34 @@ static GBytes *draw(QsImageShare *s, const uint8_t *px, int32_t x, QsImageCodec 
 {
     QsPixelRect r = { px, W * 4, W, H };
     QsImageCodec used;
+    GBytes *msg = qs_image_share_find(s, x, 5, &r, codec, id, &used);
 
-    return qs_image_share_draw_copy(s, x, 5, &r, codec, id, &used, shared);
+    /* As the display channel does: a kept copy, else its own encode,
+     * made for the others. */
+    *shared = msg != NULL;
+    if (!msg) {
+        QsImageShareMaking *making = qs_image_share_making(s, x, 5, &r, codec);
+
+        msg = qs_msg_draw_copy(0, x, 5, &r, codec, id, &used);
+        if (making) {
+            qs_image_share_made(s, making, used, msg);
+        }
+    }
+    return msg;
+}
+
+typedef struct {
+    guint calls;
+    GBytes *msg;
+} Waited;
+
+static void on_ready(GBytes *msg, QsImageCodec used, gpointer data)
+{
+    Waited *w = data;
+
+    (void)used;
+    w->calls++;
+    w->msg = msg;
 }
 
 static void test_one_viewer_keeps_nothing(void)
@@ -119,11 +145,78 @@ static void test_bounded(void)
     qs_image_share_viewer_remove(s);
 }
 
+/* A second viewer that asks while the first encodes waits for it and gets
+ * it with its own id; one that withdraws is never called; when the image
+ * is not made, or the share forgets it meanwhile, the waiters are told
+ * NULL (they encode it themselves). */
+static void test_wait_while_made(void)
+{
+    g_autoptr(QsImageShare) s = qs_image_share_new();
+    g_autofree uint8_t *px = pixels(3);
+    QsPixelRect r = { px, W * 4, W, H };
+    Waited b = { 0 }, c = { 0 }, d = { 0 };
+    QsImageShareMaking *making;
+    QsImageShareWait *wc;
+    QsImageCodec used;
+
+    qs_image_share_viewer_add(s);
+    qs_image_share_viewer_add(s);
+    making = qs_image_share_making(s, 0, 5, &r, QS_IMAGE_CODEC_LZ4);
+    g_assert_nonnull(making);
+    /* Being made: not kept yet, but waited for. */
+    g_assert_null(qs_image_share_find(s, 0, 5, &r, QS_IMAGE_CODEC_LZ4, 2, &used));
+    g_assert_null(qs_image_share_wait(s, 0, 5, &r, QS_IMAGE_CODEC_LZ, 2, on_ready, &b));
+    g_assert_nonnull(qs_image_share_wait(s, 0, 5, &r, QS_IMAGE_CODEC_LZ4, 2, on_ready, &b));
+    wc = qs_image_share_wait(s, 0, 5, &r, QS_IMAGE_CODEC_LZ4, 3, on_ready, &c);
+    g_assert_nonnull(wc);
+    qs_image_share_withdraw(s, wc);
+    {
+        g_autoptr(GBytes) a = qs_msg_draw_copy(0, 0, 5, &r, QS_IMAGE_CODEC_LZ4, 1, &used);
+        g_autoptr(GBytes) want = qs_msg_draw_copy(0, 0, 5, &r, QS_IMAGE_CODEC_LZ4, 2, NULL);
+
+        qs_image_share_made(s, making, used, a);
+        g_assert_cmpuint(b.calls, ==, 1);
+        g_assert_cmpuint(c.calls, ==, 0);
+        g_assert_cmpuint(image_id(b.msg), ==, 2);
+        g_assert_true(g_bytes_equal(b.msg, want));
+        g_bytes_unref(b.msg);
+    }
+    g_assert_cmpuint(qs_image_share_n_kept(s), ==, 1);
+
+    /* Not made: the waiter is told to encode it. */
+    px[0] ^= 1;
+    making = qs_image_share_making(s, 0, 5, &r, QS_IMAGE_CODEC_LZ4);
+    g_assert_nonnull(qs_image_share_wait(s, 0, 5, &r, QS_IMAGE_CODEC_LZ4, 4, on_ready, &d));
+    qs_image_share_made(s, making, QS_IMAGE_CODEC_LZ4, NULL);
+    g_assert_cmpuint(d.calls, ==, 1);
+    g_assert_null(d.msg);
+    g_assert_cmpuint(qs_image_share_n_kept(s), ==, 1);
+
+    /* Forgotten while made (down to one viewer): the waiter is told now,
+     * the maker's later word frees it. */
+    d = (Waited){ 0 };
+    making = qs_image_share_making(s, 0, 5, &r, QS_IMAGE_CODEC_LZ4);
+    g_assert_nonnull(qs_image_share_wait(s, 0, 5, &r, QS_IMAGE_CODEC_LZ4, 5, on_ready, &d));
+    qs_image_share_viewer_remove(s);
+    g_assert_cmpuint(d.calls, ==, 1);
+    g_assert_null(d.msg);
+    g_assert_cmpuint(qs_image_share_n_kept(s), ==, 0);
+    {
+        g_autoptr(GBytes) a = qs_msg_draw_copy(0, 0, 5, &r, QS_IMAGE_CODEC_LZ4, 6, &used);
+
+        qs_image_share_made(s, making, used, a);
+    }
+    g_assert_cmpuint(qs_image_share_n_kept(s), ==, 0);
+    g_assert_null(qs_image_share_making(s, 0, 5, &r, QS_IMAGE_CODEC_LZ4));
+    qs_image_share_viewer_remove(s);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
     g_test_add_func("/channels/image-share/one-viewer", test_one_viewer_keeps_nothing);
     g_test_add_func("/channels/image-share/same-pixels", test_same_pixels_shared_with_own_id);
     g_test_add_func("/channels/image-share/bounded", test_bounded);
+    g_test_add_func("/channels/image-share/wait-while-made", test_wait_while_made);
     return g_test_run();
 }

@@ -100,11 +100,34 @@ static void test_own_context_outlives_owner(void)
     g_assert_cmpuint(job.sum, ==, 55);
 }
 
+/* Without workers: the work inside the push, on this thread; the answer
+ * still later, from the context; the count of every queue follows. */
+static void test_inline(void)
+{
+    g_autoptr(QsEncodeQueue) q = qs_encode_queue_new_inline();
+    Job job = { 0 };
+    guint answers = 0, before = qs_encode_queue_pending_all();
+
+    job = (Job){ &answers, NULL, NULL, 0, 10 };
+    qs_encode_queue_push(q, work, done, &job);
+    g_assert_true(job.ran_on == g_thread_self());
+    g_assert_cmpuint(job.sum, ==, 55);
+    g_assert_cmpuint(answers, ==, 0);
+    g_assert_cmpuint(qs_encode_queue_pending(q), ==, 1);
+    g_assert_cmpuint(qs_encode_queue_pending_all(), ==, before + 1);
+    g_assert_true(g_main_context_iteration(NULL, FALSE));
+    g_assert_cmpuint(answers, ==, 1);
+    g_assert_true(job.answered_on == g_thread_self());
+    g_assert_cmpuint(qs_encode_queue_pending(q), ==, 0);
+    g_assert_cmpuint(qs_encode_queue_pending_all(), ==, before);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
     g_test_add_func("/encode/queue/answers", test_answers);
     g_test_add_func("/encode/queue/own-context-outlives-owner",
                     test_own_context_outlives_owner);
+    g_test_add_func("/encode/queue/inline", test_inline);
     return g_test_run();
 }
