@@ -136,8 +136,24 @@ static void on_drained(QsChardev *cd, gpointer user_data)
     }
 }
 
+/* ---- toward the guest ---------------------------------------------------------- */
+
 static void write_msg(QsAgentGuest *g, uint32_t port, uint32_t type, uint64_t opaque,
-                      const uint8_t *data, uint32_t size);
+                      const uint8_t *data, uint32_t size)
+{
+    g_autoptr(GByteArray) header = g_byte_array_sized_new(20);
+    g_autoptr(GByteArray) out = g_byte_array_sized_new(size + 64);
+
+    qs_wire_u32(header, VD_AGENT_PROTOCOL);
+    qs_wire_u32(header, type);
+    qs_wire_u64(header, opaque);
+    qs_wire_u32(header, size);
+    qs_agent_chunk_build(port, header->data, data, size, out);
+    if (!qs_chardev_write(g->chardev, out->data, out->len)) {
+        g_debug("agent: message of type %u dropped: qemu's end of %s is closed", type,
+                qs_chardev_get_name(g->chardev));
+    }
+}
 
 /* spice-vdagentd speaks first only when it opens its port (its
  * capabilities, asking for the client's); a helper that comes to a port
@@ -236,25 +252,6 @@ void qs_agent_host_set_guest(QsAgentHost *host, QsAgentGuest *guest)
     }
 }
 
-/* ---- toward the guest ---------------------------------------------------------- */
-
-static void write_msg(QsAgentGuest *g, uint32_t port, uint32_t type, uint64_t opaque,
-                      const uint8_t *data, uint32_t size)
-{
-    g_autoptr(GByteArray) header = g_byte_array_sized_new(20);
-    g_autoptr(GByteArray) out = g_byte_array_sized_new(size + 64);
-
-    qs_wire_u32(header, VD_AGENT_PROTOCOL);
-    qs_wire_u32(header, type);
-    qs_wire_u64(header, opaque);
-    qs_wire_u32(header, size);
-    qs_agent_chunk_build(port, header->data, data, size, out);
-    if (!qs_chardev_write(g->chardev, out->data, out->len)) {
-        g_debug("agent: message of type %u dropped: qemu's end of %s is closed", type,
-                qs_chardev_get_name(g->chardev));
-    }
-}
-
 void qs_agent_guest_attach(QsAgentGuest *g, QsAgent *a)
 {
     if (g->current && g->current != a) {
@@ -306,23 +303,21 @@ static GBytes *monitors_for_guest(const QsAgentMsg *msg)
 static void on_client_msg(const QsAgentMsg *msg, gpointer user_data)
 {
     QsAgent *a = user_data;
+    g_autoptr(GBytes) body = NULL;
+    const uint8_t *data = msg->data;
+    gsize size = msg->size;
 
     if (!a->guest) {
         return;
     }
     if (msg->type == VD_AGENT_MONITORS_CONFIG) {
-        g_autoptr(GBytes) body = monitors_for_guest(msg);
-        gsize size;
-        const uint8_t *data;
-
+        body = monitors_for_guest(msg);
         if (!body) {
             return;
         }
         data = g_bytes_get_data(body, &size);
-        write_msg(a->guest, VDP_CLIENT_PORT, msg->type, msg->opaque, data, (uint32_t)size);
-        return;
     }
-    write_msg(a->guest, VDP_CLIENT_PORT, msg->type, msg->opaque, msg->data, msg->size);
+    write_msg(a->guest, VDP_CLIENT_PORT, msg->type, msg->opaque, data, (uint32_t)size);
 }
 
 gboolean qs_agent_guest_on_data(QsAgent *a, const uint8_t *data, size_t size, GError **error)
