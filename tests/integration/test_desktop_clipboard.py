@@ -56,7 +56,6 @@ import sys
 
 UTF8_TEXT = 1
 IMAGE_PNG = 2
-CAP_CLIPBOARD_BY_DEMAND = 5
 CAP_MONITORS_CONFIG = 1
 
 
@@ -92,25 +91,11 @@ def client_main(argv):
     'quit'. Events on stdout: 'agent
     caps-monitors=N', 'request SEL TYPE', 'grab SEL TYPES...', 'data SEL TYPE
     LEN SHA256', 'primary W H', 'monitors OK'."""
-    import gi
-    gi.require_version('SpiceClientGLib', '2.0')
-    from gi.repository import GLib, GObject, SpiceClientGLib as Spice
+    from gi.repository import GObject
 
-    host, port, seconds = argv[:3]
-    loop = GLib.MainLoop()
-    session = Spice.Session(host=host, port=port)
-    state = {"main": None, "offer": b"", "told": False}
+    from desktop_client import run, say
 
-    def say(*words):
-        print(*words, flush=True)
-
-    def on_agent_update(main):
-        if state["told"] or not main.get_property('agent-connected'):
-            return
-        if not main.agent_test_capability(CAP_CLIPBOARD_BY_DEMAND):
-            return              # the guest's caps have not come yet
-        state["told"] = True
-        say("agent", "caps-monitors=%d" % int(main.agent_test_capability(CAP_MONITORS_CONFIG)))
+    state = {"offer": b""}
 
     def on_request(main, selection, vtype):
         say("request", selection, vtype)
@@ -133,46 +118,28 @@ def client_main(argv):
     def on_primary(display, fmt, width, height, stride, shmid, imgdata):
         say("primary", width, height)
 
-    def on_channel(sess, channel):
-        if isinstance(channel, Spice.MainChannel):
-            state["main"] = channel
-            GObject.Object.connect(channel, 'main-agent-update', on_agent_update)
-            GObject.Object.connect(channel, 'main-clipboard-selection-request', on_request)
-            GObject.Object.connect(channel, 'main-clipboard-selection-grab', on_grab)
-            GObject.Object.connect(channel, 'main-clipboard-selection', on_data)
-        elif isinstance(channel, Spice.DisplayChannel):
-            GObject.Object.connect(channel, 'display-primary-create', on_primary)
-        channel.connect()
+    def on_main(main):
+        GObject.Object.connect(main, 'main-clipboard-selection-request', on_request)
+        GObject.Object.connect(main, 'main-clipboard-selection-grab', on_grab)
+        GObject.Object.connect(main, 'main-clipboard-selection', on_data)
 
-    def on_stdin(source, cond):
-        line = sys.stdin.readline()
-        if not line:
-            loop.quit()
-            return False
-        words = line.split()
-        main = state["main"]
-        if words[0] == "offer":
-            with open(words[1], "rb") as f:
-                state["offer"] = f.read()
-            main.clipboard_selection_grab(0, [int(words[2]) if len(words) > 2 else UTF8_TEXT])
-            say("offered", len(state["offer"]))
-        elif words[0] == "monitor":
-            w, h = int(words[1]), int(words[2])
-            main.update_display(0, 0, 0, w, h, False)
-            main.update_display_enabled(0, True, False)
-            say("monitors", int(main.send_monitor_config()))
-        elif words[0] == "quit":
-            loop.quit()
-            return False
-        return True
+    def offer(main, words):
+        with open(words[1], "rb") as f:
+            state["offer"] = f.read()
+        main.clipboard_selection_grab(0, [int(words[2]) if len(words) > 2 else UTF8_TEXT])
+        say("offered", len(state["offer"]))
 
-    GObject.Object.connect(session, 'channel-new', on_channel)
-    session.connect()
-    GLib.io_add_watch(sys.stdin.fileno(), GLib.IO_IN | GLib.IO_HUP, on_stdin)
-    GLib.timeout_add(int(float(seconds) * 1000), loop.quit)
-    loop.run()
-    session.disconnect()
-    say("done")
+    def monitor(main, words):
+        w, h = int(words[1]), int(words[2])
+        main.update_display(0, 0, 0, w, h, False)
+        main.update_display_enabled(0, True, False)
+        say("monitors", int(main.send_monitor_config()))
+
+    run(argv,
+        lambda main: ["caps-monitors=%d" % int(main.agent_test_capability(CAP_MONITORS_CONFIG))],
+        on_main=on_main,
+        on_display=lambda d: GObject.Object.connect(d, 'display-primary-create', on_primary),
+        commands={"offer": offer, "monitor": monitor})
 
 
 if __name__ != "__main__":
@@ -194,13 +161,36 @@ if __name__ != "__main__":
     GUEST_TEXT = ("guest \u00e0\u00df \u2603 text\n" * 250).encode()
     NEW_SIZE = (1024, 768)
 
-    def guest_copy(shell, client, text, what):
-        """`text` put on the guest's X CLIPBOARD by xclip reaches the client."""
-        shell.put_file("/tmp/to-host.txt", text)
+    # The agent's clipboard types as X targets, and the guest's file for each.
+    X_TARGET = {UTF8_TEXT: ("UTF8_STRING", "txt"), IMAGE_PNG: ("image/png", "png")}
+
+    def client_offer(shell, client, tmp_path, data, vtype, what):
+        """`data` the client grabs as `vtype` is what `xclip -o` reads from
+        the guest's X CLIPBOARD, and the client was asked for it."""
+        target, ext = X_TARGET[vtype]
+        src = tmp_path / f"host.{ext}"
+        src.write_bytes(data)
         mark = client.mark()
-        shell.x("xclip -i -selection clipboard -target UTF8_STRING </tmp/to-host.txt")
-        data = client.wait("data 0 ", 60, mark)
-        assert data == f"data 0 {UTF8_TEXT} {len(text)} {sha256(text)}", what()
+        client.send(f"offer {src} {vtype}")
+        assert client.wait("offered", 10, mark), what()
+        shell.wait_for(f"env {X_ENV} timeout 10 xclip -o -selection clipboard "
+                       f"-target TARGETS | grep -qx {target}", 30,
+                       f"the guest's X clipboard offer of {target}")
+        shell.x(f"timeout 30 xclip -o -selection clipboard -target {target} "
+                f">/tmp/from-host.{ext}")
+        digest, size = shell.sha256(f"/tmp/from-host.{ext}")
+        assert (size, digest) == (len(data), sha256(data)), what()
+        assert client.wait(f"request 0 {vtype}", 10, mark), what()
+
+    def guest_copy(shell, client, data, vtype, what):
+        """`data` put on the guest's X CLIPBOARD by xclip as `vtype`'s target
+        reaches the client."""
+        target, ext = X_TARGET[vtype]
+        shell.put_file(f"/tmp/to-host.{ext}", data)
+        mark = client.mark()
+        shell.x(f"xclip -i -selection clipboard -target {target} </tmp/to-host.{ext}")
+        got = client.wait("data 0 ", 60, mark)
+        assert got == f"data 0 {vtype} {len(data)} {sha256(data)}", what()
 
     def helper_clean(h, what, *extra):
         if h is not None:
@@ -215,23 +205,10 @@ if __name__ != "__main__":
             assert client.wait("primary", 60), what()
 
             # Client -> guest: the client's grab, read by xclip from X.
-            src = tmp_path / "host.txt"
-            src.write_bytes(HOST_TEXT)
-            mark = client.mark()
-            client.send(f"offer {src}")
-            assert client.wait("offered", 10, mark), what()
-            shell.wait_for(f"env {X_ENV} timeout 10 xclip -o -selection clipboard "
-                           "-target TARGETS | grep -qx UTF8_STRING", 30,
-                           "the guest's X clipboard offer")
-            shell.x("timeout 30 xclip -o -selection clipboard -target UTF8_STRING "
-                    ">/tmp/from-host.txt")
-            digest, size = shell.sha256("/tmp/from-host.txt")
-            assert (size, digest) == (len(HOST_TEXT), sha256(HOST_TEXT)), what()
-            assert client.wait(f"request 0 {UTF8_TEXT}", 10, mark), what()
-
+            client_offer(shell, client, tmp_path, HOST_TEXT, UTF8_TEXT, what)
             # Guest -> client: xclip owns the X clipboard, spice-vdagent
             # grabs, the client asks and gets the bytes.
-            guest_copy(shell, client, GUEST_TEXT_SMALL, what)
+            guest_copy(shell, client, GUEST_TEXT_SMALL, UTF8_TEXT, what)
             err = client.finish()
             helper_clean(h, what, err[-2000:])
             if h is not None:
@@ -245,7 +222,7 @@ if __name__ != "__main__":
         """A guest text over one 2048-byte chunk reaches the client."""
         with desktop.serve(helper_binary, __file__) as (client, h, what):
             assert client.wait("agent", 120) == "agent caps-monitors=1", what()
-            guest_copy(desktop.shell, client, GUEST_TEXT, what)
+            guest_copy(desktop.shell, client, GUEST_TEXT, UTF8_TEXT, what)
             helper_clean(h, what)
         desktop.shell.run("rm -f /tmp/to-host.txt")
 
@@ -262,26 +239,8 @@ if __name__ != "__main__":
         shell = desktop.shell
         with desktop.serve(helper_binary, __file__) as (client, h, what):
             assert client.wait("agent", 120) == "agent caps-monitors=1", what()
-            # Client -> guest.
-            src = tmp_path / "host.png"
-            src.write_bytes(HOST_PNG)
-            mark = client.mark()
-            client.send(f"offer {src} {IMAGE_PNG}")
-            assert client.wait("offered", 10, mark), what()
-            shell.wait_for(f"env {X_ENV} timeout 10 xclip -o -selection clipboard "
-                           "-target TARGETS | grep -qx image/png", 30,
-                           "the guest's X clipboard offer of image/png")
-            shell.x("timeout 30 xclip -o -selection clipboard -target image/png "
-                    ">/tmp/from-host.png")
-            digest, size = shell.sha256("/tmp/from-host.png")
-            assert (size, digest) == (len(HOST_PNG), sha256(HOST_PNG)), what()
-            assert client.wait(f"request 0 {IMAGE_PNG}", 10, mark), what()
-            # Guest -> client.
-            shell.put_file("/tmp/to-host.png", GUEST_PNG)
-            mark = client.mark()
-            shell.x("xclip -i -selection clipboard -target image/png </tmp/to-host.png")
-            data = client.wait("data 0 ", 60, mark)
-            assert data == f"data 0 {IMAGE_PNG} {len(GUEST_PNG)} {sha256(GUEST_PNG)}", what()
+            client_offer(shell, client, tmp_path, HOST_PNG, IMAGE_PNG, what)
+            guest_copy(shell, client, GUEST_PNG, IMAGE_PNG, what)
             helper_clean(h, what)
             print(f"{desktop.server}: image/png {len(HOST_PNG)} and {len(GUEST_PNG)} bytes")
         shell.run("rm -f /tmp/from-host.png /tmp/to-host.png")

@@ -33,7 +33,6 @@ Run this file as a script for the SPICE client side:
 import hashlib
 import sys
 
-CAP_CLIPBOARD_BY_DEMAND = 5
 CAP_FILE_XFER_DISABLED = 13
 MIB = 1024 * 1024
 
@@ -45,27 +44,11 @@ def client_main(argv):
     (the same, cancelled once N bytes have gone out), 'quit'. Events on
     stdout: 'agent xfer-disabled=N', 'progress N TOTAL' (each MiB),
     'cancelling N', 'copied ok', 'copy-error DOMAIN CODE MESSAGE'."""
-    import gi
-    gi.require_version('SpiceClientGLib', '2.0')
-    from gi.repository import Gio, GLib, GObject, SpiceClientGLib as Spice
+    from gi.repository import Gio, GLib, GObject
 
-    host, port, seconds = argv[:3]
-    loop = GLib.MainLoop()
-    session = Spice.Session(host=host, port=port)
-    state = {"main": None, "told": False, "shown": -1, "cancel_at": None,
-             "cancellable": None}
+    from desktop_client import run, say
 
-    def say(*words):
-        print(*words, flush=True)
-
-    def on_agent_update(main):
-        if state["told"] or not main.get_property('agent-connected'):
-            return
-        if not main.agent_test_capability(CAP_CLIPBOARD_BY_DEMAND):
-            return              # the guest's caps have not come yet
-        state["told"] = True
-        say("agent", "xfer-disabled=%d" % int(main.agent_test_capability(
-            CAP_FILE_XFER_DISABLED)))
+    state = {"shown": -1, "cancel_at": None, "cancellable": None}
 
     def on_done(main, result, data):
         try:
@@ -90,42 +73,19 @@ def client_main(argv):
     def on_new_task(main, task):
         GObject.Object.connect(task, 'notify::transferred-bytes', on_progress)
 
-    def copy(path, cancel_at=None):
+    def copy(main, path, cancel_at=None):
         state["cancellable"] = Gio.Cancellable()
         state["cancel_at"] = cancel_at
         state["shown"] = -1
-        state["main"].file_copy_async([Gio.File.new_for_path(path)], Gio.FileCopyFlags.NONE,
-                                      state["cancellable"], None, None, on_done, None)
+        main.file_copy_async([Gio.File.new_for_path(path)], Gio.FileCopyFlags.NONE,
+                             state["cancellable"], None, None, on_done, None)
 
-    def on_channel(sess, channel):
-        if isinstance(channel, Spice.MainChannel):
-            state["main"] = channel
-            GObject.Object.connect(channel, 'main-agent-update', on_agent_update)
-            GObject.Object.connect(channel, 'new-file-transfer', on_new_task)
-        channel.connect()
-
-    def on_stdin(source, cond):
-        line = sys.stdin.readline()
-        if not line:
-            loop.quit()
-            return False
-        words = line.split()
-        if words[0] == "copy":
-            copy(words[1])
-        elif words[0] == "cancel-at":
-            copy(words[1], int(words[2]))
-        elif words[0] == "quit":
-            loop.quit()
-            return False
-        return True
-
-    GObject.Object.connect(session, 'channel-new', on_channel)
-    session.connect()
-    GLib.io_add_watch(sys.stdin.fileno(), GLib.IO_IN | GLib.IO_HUP, on_stdin)
-    GLib.timeout_add(int(float(seconds) * 1000), loop.quit)
-    loop.run()
-    session.disconnect()
-    say("done")
+    run(argv,
+        lambda main: ["xfer-disabled=%d" % int(main.agent_test_capability(
+            CAP_FILE_XFER_DISABLED))],
+        on_main=lambda main: GObject.Object.connect(main, 'new-file-transfer', on_new_task),
+        commands={"copy": lambda main, w: copy(main, w[1]),
+                  "cancel-at": lambda main, w: copy(main, w[1], int(w[2]))})
 
 
 if __name__ != "__main__":
