@@ -85,25 +85,32 @@ static void give_back_pixels(QsDisplayChannel *dc, QsDisplayImageJob *job)
     }
 }
 
+/* The image is sent, made here or by another session; the channel
+ * takes its next action. */
+static void job_done(QsDisplayChannel *dc, QsDisplayImageJob *job, GBytes *msg,
+                     QsImageCodec used, gboolean shared)
+{
+    dc->image_job = NULL;
+    finish(dc, &job->action, msg, used, shared);
+    give_back_pixels(dc, job);
+    job_free(job);
+    dc->pump(&dc->base);
+}
+
 /* Back on the channel's thread. */
 static void encoded(gpointer data)
 {
     QsDisplayImageJob *job = data;
-    QsDisplayChannel *dc = job->dc;
 
     /* The other viewers are answered even when this channel has gone. */
     if (job->making) {
         qs_image_share_made(job->share, g_steal_pointer(&job->making), job->used, job->msg);
     }
-    if (!dc) {
+    if (!job->dc) {
         job_free(job);
         return;
     }
-    dc->image_job = NULL;
-    finish(dc, &job->action, g_steal_pointer(&job->msg), job->used, FALSE);
-    give_back_pixels(dc, job);
-    job_free(job);
-    dc->pump(&dc->base);
+    job_done(job->dc, job, g_steal_pointer(&job->msg), job->used, FALSE);
 }
 
 static void queue_encode(QsDisplayChannel *dc, QsDisplayImageJob *job)
@@ -118,18 +125,13 @@ static void queue_encode(QsDisplayChannel *dc, QsDisplayImageJob *job)
 static void on_ready(GBytes *msg, QsImageCodec used, gpointer data)
 {
     QsDisplayImageJob *job = data;
-    QsDisplayChannel *dc = job->dc;
 
     job->wait = NULL;           /* answered: the share freed it */
     if (!msg) {
-        queue_encode(dc, job);
+        queue_encode(job->dc, job);
         return;
     }
-    dc->image_job = NULL;
-    finish(dc, &job->action, msg, used, TRUE);
-    give_back_pixels(dc, job);
-    job_free(job);
-    dc->pump(&dc->base);
+    job_done(job->dc, job, msg, used, TRUE);
 }
 
 gboolean qs_display_image_send(QsDisplayChannel *dc, const QsPlanAction *a)
@@ -137,7 +139,6 @@ gboolean qs_display_image_send(QsDisplayChannel *dc, const QsPlanAction *a)
     const QsRect r = a->item.rect;
     size_t row = (size_t)r.width * 4, need = row * (size_t)r.height;
     QsDisplayImageJob *job;
-    QsPixelRect px;
     g_autoptr(GError) error = NULL;
 
     g_return_val_if_fail(!dc->image_job, TRUE);
@@ -162,25 +163,23 @@ gboolean qs_display_image_send(QsDisplayChannel *dc, const QsPlanAction *a)
     job->lossy = qs_display_plan_image_lossy(a, job->pixels);
     job->id = ++dc->image_id;
     if (!job->lossy) {
-        GBytes *kept;
+        QsPixelRect px = job_rect(job);
+        QsImageShareAnswer share = qs_image_share_ask(dc->images, r.x, r.y, &px,
+                                                      job->lossless, job->id, on_ready, job);
 
-        px = job_rect(job);
-        kept = qs_image_share_find(dc->images, r.x, r.y, &px, job->lossless, job->id,
-                                   &job->used);
-        if (kept) {
-            finish(dc, a, kept, job->used, TRUE);
+        if (share.msg) {
+            finish(dc, a, share.msg, share.used, TRUE);
             give_back_pixels(dc, job);
             job_free(job);
             return TRUE;
         }
-        job->wait = qs_image_share_wait(dc->images, r.x, r.y, &px, job->lossless, job->id,
-                                        on_ready, job);
-        if (job->wait) {
+        if (share.wait) {
+            job->wait = share.wait;
             job->dc = dc;
             dc->image_job = job;
             return FALSE;
         }
-        job->making = qs_image_share_making(dc->images, r.x, r.y, &px, job->lossless);
+        job->making = share.making;
         if (job->making) {
             job->share = qs_image_share_ref(dc->images);
         }

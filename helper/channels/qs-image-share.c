@@ -133,18 +133,15 @@ guint qs_image_share_n_kept(const QsImageShare *share)
     return share->kept.length;
 }
 
+/* The one entry for this codec, place and pixels, made or being made. */
 static Kept *lookup(QsImageShare *share, int32_t x, int32_t y, const QsPixelRect *r,
-                    QsImageCodec codec, gboolean making)
+                    QsImageCodec codec)
 {
-    g_return_val_if_fail(r->stride == (size_t)r->width * 4, NULL);
-    if (share->viewers < 2) {
-        return NULL;
-    }
     for (GList *l = share->kept.head; l; l = l->next) {
         Kept *k = l->data;
 
-        if (k->making == making && k->codec == codec && k->x == x && k->y == y &&
-            k->width == r->width && k->height == r->height &&
+        if (k->codec == codec && k->x == x && k->y == y && k->width == r->width &&
+            k->height == r->height &&
             memcmp(k->pixels, r->pixels, (size_t)r->width * r->height * 4) == 0) {
             return k;
         }
@@ -172,33 +169,49 @@ static void evict(QsImageShare *share)
     }
 }
 
-GBytes *qs_image_share_find(QsImageShare *share, int32_t x, int32_t y,
-                            const QsPixelRect *rect, QsImageCodec codec, uint64_t id,
-                            QsImageCodec *used)
+/* A new entry being made by the asker; NULL when it would crowd out the
+ * rest. */
+static Kept *start_making(QsImageShare *share, int32_t x, int32_t y, const QsPixelRect *rect,
+                    QsImageCodec codec)
 {
-    Kept *k = lookup(share, x, y, rect, codec, FALSE);
+    size_t size = (size_t)rect->width * rect->height * 4;
+    Kept *k;
 
-    if (!k) {
+    if (size > QS_IMAGE_SHARE_MAX_BYTES / 4) {
         return NULL;
     }
-    *used = k->used;
-    return copy_with_id(k->msg, id);
+    k = g_new0(Kept, 1);
+    *k = (Kept){ codec, codec, x, y, rect->width, rect->height, g_memdup2(rect->pixels, size),
+                 NULL, size, TRUE, TRUE, g_ptr_array_new() };
+    g_queue_push_head(&share->kept, k);
+    share->bytes += k->bytes;
+    evict(share);
+    return k;
 }
 
-QsImageShareWait *qs_image_share_wait(QsImageShare *share, int32_t x, int32_t y,
+QsImageShareAnswer qs_image_share_ask(QsImageShare *share, int32_t x, int32_t y,
                                       const QsPixelRect *rect, QsImageCodec codec,
                                       uint64_t id, QsImageShareReady ready, gpointer data)
 {
-    Kept *k = lookup(share, x, y, rect, codec, TRUE);
-    QsImageShareWait *w;
+    QsImageShareAnswer answer = { NULL, codec, NULL, NULL };
+    Kept *k;
 
-    if (!k) {
-        return NULL;
+    g_return_val_if_fail(rect->stride == (size_t)rect->width * 4, answer);
+    if (share->viewers < 2) {
+        return answer;          /* nobody to share with */
     }
-    w = g_new0(QsImageShareWait, 1);
-    *w = (QsImageShareWait){ k, id, ready, data };
-    g_ptr_array_add(k->waiters, w);
-    return w;
+    k = lookup(share, x, y, rect, codec);
+    if (!k) {
+        answer.making = (QsImageShareMaking *)start_making(share, x, y, rect, codec);
+    } else if (k->making) {
+        answer.wait = g_new0(QsImageShareWait, 1);
+        *answer.wait = (QsImageShareWait){ k, id, ready, data };
+        g_ptr_array_add(k->waiters, answer.wait);
+    } else {
+        answer.used = k->used;
+        answer.msg = copy_with_id(k->msg, id);
+    }
+    return answer;
 }
 
 void qs_image_share_withdraw(QsImageShare *share, QsImageShareWait *wait)
@@ -208,25 +221,6 @@ void qs_image_share_withdraw(QsImageShare *share, QsImageShareWait *wait)
         g_ptr_array_remove(wait->kept->waiters, wait);
     }
     g_free(wait);
-}
-
-QsImageShareMaking *qs_image_share_making(QsImageShare *share, int32_t x, int32_t y,
-                                          const QsPixelRect *rect, QsImageCodec codec)
-{
-    size_t size = (size_t)rect->width * rect->height * 4;
-    Kept *k;
-
-    g_return_val_if_fail(rect->stride == (size_t)rect->width * 4, NULL);
-    if (share->viewers < 2 || size > QS_IMAGE_SHARE_MAX_BYTES / 4) {
-        return NULL;            /* nobody to share with, or it would crowd out the rest */
-    }
-    k = g_new0(Kept, 1);
-    *k = (Kept){ codec, codec, x, y, rect->width, rect->height, g_memdup2(rect->pixels, size),
-                 NULL, size, TRUE, TRUE, g_ptr_array_new() };
-    g_queue_push_head(&share->kept, k);
-    share->bytes += k->bytes;
-    evict(share);
-    return (QsImageShareMaking *)k;
 }
 
 void qs_image_share_made(QsImageShare *share, QsImageShareMaking *making, QsImageCodec used,

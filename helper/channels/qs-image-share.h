@@ -37,13 +37,6 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(QsImageShare, qs_image_share_unref)
 void qs_image_share_viewer_add(QsImageShare *share);
 void qs_image_share_viewer_remove(QsImageShare *share);
 
-/* A kept DRAW_COPY of `rect` (packed rows: stride == width * 4) at (x, y)
- * on surface 0 in `codec`, with image id `id` and the codec it `used`;
- * NULL when none is kept. */
-GBytes *qs_image_share_find(QsImageShare *share, int32_t x, int32_t y,
-                            const QsPixelRect *rect, QsImageCodec codec, uint64_t id,
-                            QsImageCodec *used);
-
 /*
  * Viewers mostly ask for the same image at once (one screen change wakes
  * them all), before any encode of it is back: the first marks it as being
@@ -56,20 +49,27 @@ typedef struct QsImageShareWait QsImageShareWait;
  * (its own now), or NULL when the image was not made (encode it then). */
 typedef void (*QsImageShareReady)(GBytes *msg, QsImageCodec used, gpointer data);
 
-/* The caller is about to make this DRAW_COPY (its pixels are copied to
- * compare with); it must end it with qs_image_share_made(), holding a
- * reference on the share until then. NULL: nobody to share with. */
-QsImageShareMaking *qs_image_share_making(QsImageShare *share, int32_t x, int32_t y,
-                                          const QsPixelRect *rect, QsImageCodec codec);
+/* What one look at the share tells a session about to send a lossless
+ * image; at most one of the three is set. */
+typedef struct {
+    GBytes *msg;                /* kept: the DRAW_COPY with the asker's id, in codec `used` */
+    QsImageCodec used;
+    QsImageShareWait *wait;     /* another session makes it: `ready` will answer */
+    QsImageShareMaking *making; /* the asker makes it for the others; it must end it
+                                 * with qs_image_share_made(), holding a reference on
+                                 * the share until then */
+} QsImageShareAnswer;
+
+/* The asker sends `rect` (packed rows: stride == width * 4) at (x, y) on
+ * surface 0 in `codec` with image id `id`. All three unset: nobody to
+ * share with, or too large to keep; the asker encodes it alone. */
+QsImageShareAnswer qs_image_share_ask(QsImageShare *share, int32_t x, int32_t y,
+                                      const QsPixelRect *rect, QsImageCodec codec,
+                                      uint64_t id, QsImageShareReady ready, gpointer data);
 /* Made (`msg`, which it `used`; NULL: not made): kept for later viewers,
  * and every waiter answered, before this returns. */
 void qs_image_share_made(QsImageShare *share, QsImageShareMaking *making, QsImageCodec used,
                          GBytes *msg);
-/* When another session is making the same image: `ready` will be called
- * (with id `id`) unless withdrawn first; else NULL. */
-QsImageShareWait *qs_image_share_wait(QsImageShare *share, int32_t x, int32_t y,
-                                      const QsPixelRect *rect, QsImageCodec codec,
-                                      uint64_t id, QsImageShareReady ready, gpointer data);
 /* The waiter goes (its channel closes): `ready` is not called. */
 void qs_image_share_withdraw(QsImageShare *share, QsImageShareWait *wait);
 

@@ -29,27 +29,6 @@ static uint64_t image_id(GBytes *msg)
     return id;
 }
 
-static GBytes *draw(QsImageShare *s, const uint8_t *px, int32_t x, QsImageCodec codec,
-                    uint64_t id, gboolean *shared)
-{
-    QsPixelRect r = { px, W * 4, W, H };
-    QsImageCodec used;
-    GBytes *msg = qs_image_share_find(s, x, 5, &r, codec, id, &used);
-
-    /* As the display channel does: a kept copy, else its own encode,
-     * made for the others. */
-    *shared = msg != NULL;
-    if (!msg) {
-        QsImageShareMaking *making = qs_image_share_making(s, x, 5, &r, codec);
-
-        msg = qs_msg_draw_copy(0, x, 5, &r, codec, id, &used);
-        if (making) {
-            qs_image_share_made(s, making, used, msg);
-        }
-    }
-    return msg;
-}
-
 typedef struct {
     guint calls;
     GBytes *msg;
@@ -62,6 +41,30 @@ static void on_ready(GBytes *msg, QsImageCodec used, gpointer data)
     (void)used;
     w->calls++;
     w->msg = msg;
+}
+
+static GBytes *draw(QsImageShare *s, const uint8_t *px, int32_t x, QsImageCodec codec,
+                    uint64_t id, gboolean *shared)
+{
+    QsPixelRect r = { px, W * 4, W, H };
+    Waited never = { 0 };
+    QsImageShareAnswer ans = qs_image_share_ask(s, x, 5, &r, codec, id, on_ready, &never);
+    QsImageCodec used;
+    GBytes *msg;
+
+    /* As the display channel does: a kept copy, else its own encode,
+     * made for the others; nothing else is being made here. */
+    g_assert_null(ans.wait);
+    *shared = ans.msg != NULL;
+    if (ans.msg) {
+        g_assert_null(ans.making);
+        return ans.msg;
+    }
+    msg = qs_msg_draw_copy(0, x, 5, &r, codec, id, &used);
+    if (ans.making) {
+        qs_image_share_made(s, ans.making, used, msg);
+    }
+    return msg;
 }
 
 static void test_one_viewer_keeps_nothing(void)
@@ -154,20 +157,29 @@ static void test_wait_while_made(void)
     g_autoptr(QsImageShare) s = qs_image_share_new();
     g_autofree uint8_t *px = pixels(3);
     QsPixelRect r = { px, W * 4, W, H };
-    Waited b = { 0 }, c = { 0 }, d = { 0 };
+    Waited b = { 0 }, c = { 0 }, d = { 0 }, never = { 0 };
+    QsImageShareAnswer ans;
     QsImageShareMaking *making;
     QsImageShareWait *wc;
     QsImageCodec used;
 
     qs_image_share_viewer_add(s);
     qs_image_share_viewer_add(s);
-    making = qs_image_share_making(s, 0, 5, &r, QS_IMAGE_CODEC_LZ4);
+    ans = qs_image_share_ask(s, 0, 5, &r, QS_IMAGE_CODEC_LZ4, 1, on_ready, &never);
+    making = ans.making;
     g_assert_nonnull(making);
-    /* Being made: not kept yet, but waited for. */
-    g_assert_null(qs_image_share_find(s, 0, 5, &r, QS_IMAGE_CODEC_LZ4, 2, &used));
-    g_assert_null(qs_image_share_wait(s, 0, 5, &r, QS_IMAGE_CODEC_LZ, 2, on_ready, &b));
-    g_assert_nonnull(qs_image_share_wait(s, 0, 5, &r, QS_IMAGE_CODEC_LZ4, 2, on_ready, &b));
-    wc = qs_image_share_wait(s, 0, 5, &r, QS_IMAGE_CODEC_LZ4, 3, on_ready, &c);
+    /* Being made: not kept yet, but waited for; in another codec it is
+     * another image, made by its asker. */
+    ans = qs_image_share_ask(s, 0, 5, &r, QS_IMAGE_CODEC_LZ, 2, on_ready, &b);
+    g_assert_null(ans.msg);
+    g_assert_null(ans.wait);
+    g_assert_nonnull(ans.making);
+    qs_image_share_made(s, ans.making, QS_IMAGE_CODEC_LZ, NULL);
+    ans = qs_image_share_ask(s, 0, 5, &r, QS_IMAGE_CODEC_LZ4, 2, on_ready, &b);
+    g_assert_null(ans.msg);
+    g_assert_null(ans.making);
+    g_assert_nonnull(ans.wait);
+    wc = qs_image_share_ask(s, 0, 5, &r, QS_IMAGE_CODEC_LZ4, 3, on_ready, &c).wait;
     g_assert_nonnull(wc);
     qs_image_share_withdraw(s, wc);
     {
@@ -185,8 +197,9 @@ static void test_wait_while_made(void)
 
     /* Not made: the waiter is told to encode it. */
     px[0] ^= 1;
-    making = qs_image_share_making(s, 0, 5, &r, QS_IMAGE_CODEC_LZ4);
-    g_assert_nonnull(qs_image_share_wait(s, 0, 5, &r, QS_IMAGE_CODEC_LZ4, 4, on_ready, &d));
+    making = qs_image_share_ask(s, 0, 5, &r, QS_IMAGE_CODEC_LZ4, 3, on_ready, &never).making;
+    g_assert_nonnull(making);
+    g_assert_nonnull(qs_image_share_ask(s, 0, 5, &r, QS_IMAGE_CODEC_LZ4, 4, on_ready, &d).wait);
     qs_image_share_made(s, making, QS_IMAGE_CODEC_LZ4, NULL);
     g_assert_cmpuint(d.calls, ==, 1);
     g_assert_null(d.msg);
@@ -195,8 +208,9 @@ static void test_wait_while_made(void)
     /* Forgotten while made (down to one viewer): the waiter is told now,
      * the maker's later word frees it. */
     d = (Waited){ 0 };
-    making = qs_image_share_making(s, 0, 5, &r, QS_IMAGE_CODEC_LZ4);
-    g_assert_nonnull(qs_image_share_wait(s, 0, 5, &r, QS_IMAGE_CODEC_LZ4, 5, on_ready, &d));
+    making = qs_image_share_ask(s, 0, 5, &r, QS_IMAGE_CODEC_LZ4, 4, on_ready, &never).making;
+    g_assert_nonnull(making);
+    g_assert_nonnull(qs_image_share_ask(s, 0, 5, &r, QS_IMAGE_CODEC_LZ4, 5, on_ready, &d).wait);
     qs_image_share_viewer_remove(s);
     g_assert_cmpuint(d.calls, ==, 1);
     g_assert_null(d.msg);
@@ -207,7 +221,11 @@ static void test_wait_while_made(void)
         qs_image_share_made(s, making, used, a);
     }
     g_assert_cmpuint(qs_image_share_n_kept(s), ==, 0);
-    g_assert_null(qs_image_share_making(s, 0, 5, &r, QS_IMAGE_CODEC_LZ4));
+    ans = qs_image_share_ask(s, 0, 5, &r, QS_IMAGE_CODEC_LZ4, 7, on_ready, &never);
+    g_assert_null(ans.msg);
+    g_assert_null(ans.wait);
+    g_assert_null(ans.making);
+    g_assert_cmpuint(never.calls, ==, 0);
     qs_image_share_viewer_remove(s);
 }
 
