@@ -310,6 +310,13 @@ static void on_client_msg(const QsAgentMsg *msg, gpointer user_data)
     if (!a->guest) {
         return;
     }
+    switch (msg->type) {
+    case VD_AGENT_FILE_XFER_START:
+    case VD_AGENT_FILE_XFER_STATUS:
+    case VD_AGENT_FILE_XFER_DATA:
+        qs_agent_xfer_seen(a);
+        break;
+    }
     if (msg->type == VD_AGENT_MONITORS_CONFIG) {
         body = monitors_for_guest(msg);
         if (!body) {

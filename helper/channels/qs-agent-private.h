@@ -60,6 +60,8 @@ struct QsAgent {
     QsAgentGuest *guest;            /* the guest's agent serves, not us */
     QsAgentReader *whole;           /* guest: the client's messages, whole */
     gboolean tokens_held;           /* guest: its queue is full, tokens wait */
+    guint xfer_wake;                /* guest: PINGs while a transfer is under way */
+    int64_t xfer_last_us;           /* guest: the client's last FILE_XFER message */
 };
 
 /* The client's messages the emulated agent reassembles; others are
@@ -96,6 +98,9 @@ void qs_agent_reset(QsAgent *a);
 void qs_agent_return_token(QsAgent *a);
 /* Sends the batch held back, if any (tokens_held cleared). */
 void qs_agent_release_tokens(QsAgent *a);
+/* The client sent a FILE_XFER message: its main channel is woken by PINGs
+ * for a while (qs-agent-send.c says why). */
+void qs_agent_xfer_seen(QsAgent *a);
 /* Queues an AGENT_DATA piece (a guest's) toward the client, as tokens allow. */
 void qs_agent_push_piece(QsAgent *a, GBytes *piece);
 size_t qs_agent_queued_bytes(QsAgent *a);

@@ -12,6 +12,19 @@
 /* Tokens are returned in batches, once this many pieces were consumed. */
 #define TOKEN_BATCH (QS_AGENT_TOKENS / 2)
 
+/*
+ * spice-gtk queues a cancelled or failed file transfer's STATUS without
+ * waking its main channel (src/channel-main.c,
+ * file_transfer_operation_task_finished): it goes out only when a message
+ * from us next wakes that channel. Our token batches often end before it,
+ * so the guest's agent would wait with the transfer's file half written
+ * and nothing more to come. While a client's transfer is under way (a
+ * FILE_XFER message from it in the last XFER_QUIET_US), its main channel
+ * gets a PING each XFER_WAKE_MS, so such a message waits at most that.
+ */
+#define XFER_WAKE_MS 500
+#define XFER_QUIET_US (5 * G_USEC_PER_SEC)
+
 GBytes *qs_agent_u32_body(uint32_t v)
 {
     GByteArray *b = g_byte_array_sized_new(4);
@@ -80,6 +93,27 @@ void qs_agent_return_token(QsAgent *a)
     }
 }
 
+static gboolean on_xfer_wake(gpointer data)
+{
+    QsAgent *a = data;
+    int64_t now = g_get_monotonic_time();
+
+    if (now - a->xfer_last_us > XFER_QUIET_US) {
+        a->xfer_wake = 0;
+        return G_SOURCE_REMOVE;
+    }
+    qs_channel_ping(a->ch, now);
+    return G_SOURCE_CONTINUE;
+}
+
+void qs_agent_xfer_seen(QsAgent *a)
+{
+    a->xfer_last_us = g_get_monotonic_time();
+    if (!a->xfer_wake) {
+        a->xfer_wake = g_timeout_add(XFER_WAKE_MS, on_xfer_wake, a);
+    }
+}
+
 void qs_agent_push_piece(QsAgent *a, GBytes *piece)
 {
     a->out_bytes += g_bytes_get_size(piece);
@@ -117,6 +151,7 @@ void qs_agent_reset(QsAgent *a)
         a->whole = qs_agent_reader_new_whole(QS_AGENT_CLIPBOARD_MSG_MAX);
     }
     a->tokens_held = FALSE;
+    g_clear_handle_id(&a->xfer_wake, g_source_remove);
     g_queue_clear_full(&a->out, (GDestroyNotify)g_bytes_unref);
     a->out_bytes = 0;
     a->started = FALSE;

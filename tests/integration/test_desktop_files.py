@@ -144,20 +144,8 @@ if __name__ != "__main__":
             shell.run(f"rm -f {DOWNLOADS}/*", check=False)
 
     @pytest.mark.timeout(900)
-    def test_desktop_file_copy_cancel(desktop, helper_binary, tmp_path, request):
+    def test_desktop_file_copy_cancel(desktop, helper_binary, tmp_path):
         """A copy cancelled by the client mid-way leaves no file behind."""
-        if desktop.server == "helper":
-            # Not strict: run alone (the boot's first transfer and first
-            # helper) it passes, and after the copy in 3 of 6 runs; see
-            # docs/guest-requirements.md.
-            request.applymarker(pytest.mark.xfail(strict=False, reason=(
-                "seen 2026-12-07, in 3 of 6 runs: after test_desktop_file_copy on the same "
-                "boot (a second "
-                "helper on the same chardev connection, a second transfer) the cancelled "
-                "copy's file stays in the guest at the 5 MiB spice-vdagent reserves with "
-                "ftruncate, with no 'file-xfer: Removing task' line in the journal; run "
-                "alone, the first transfer of the boot, spice-vdagent removes it at once; "
-                "through spice-server it is removed in either order")))
         shell = desktop.shell
         assert downloads(shell) == "", "the download directory is not empty to begin with"
         src, data = payload(tmp_path, "payload-cancel.bin")

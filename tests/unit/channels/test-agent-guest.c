@@ -327,10 +327,80 @@ static void test_bad_framing(void)
     qs_conn_unref(main_c);
 }
 
+/* spice-gtk queues a cancelled transfer's STATUS without waking its main
+ * channel: while a client's file transfer is under way its main channel
+ * gets PINGs, which stop once it has been quiet for 5 s. A clipboard
+ * message starts none. */
+static void test_xfer_wakes_client(void)
+{
+    Fixture fx;
+    uint32_t connected;
+    QsConn *main_c;
+    uint8_t start[4] = { 10, 0, 0, 0 };
+    uint8_t status[8] = { 7, 0, 0, 0, 1, 0, 0, 0 }; /* id 7, cancelled */
+    uint32_t grab = VD_AGENT_CLIPBOARD_UTF8_TEXT;
+    GQueue pieces = G_QUEUE_INIT;
+    Want w;
+    gint64 quiet;
+    guint pings;
+
+    setup(&fx);
+    take_caps_question(&fx);
+    guest_send(&fx, VD_AGENT_ANNOUNCE_CAPABILITIES, (uint8_t[8]){ 1 }, 8);
+    for (int i = 0; i < 50; i++) {
+        g_main_context_iteration(NULL, FALSE);
+        g_usleep(1000);
+    }
+    main_c = open_main(&fx, FALSE, &connected);
+    g_assert_cmpuint(connected, ==, 1);
+    fake_conn_deliver(main_c, SPICE_MSGC_MAIN_AGENT_START, start, 4);
+    /* Not a transfer: no PING in over a second. */
+    qs_agent_build(VD_AGENT_CLIPBOARD_GRAB, (const uint8_t *)&grab, sizeof(grab), &pieces);
+    while (!g_queue_is_empty(&pieces)) {
+        g_autoptr(GBytes) p = g_queue_pop_head(&pieces);
+        gsize n;
+        const uint8_t *d = g_bytes_get_data(p, &n);
+
+        fake_conn_deliver(main_c, SPICE_MSGC_MAIN_AGENT_DATA, d, n);
+    }
+    for (gint64 end = g_get_monotonic_time() + 1200 * 1000; g_get_monotonic_time() < end;) {
+        g_main_context_iteration(NULL, FALSE);
+        g_usleep(1000);
+    }
+    g_assert_cmpuint(count_type(main_c, SPICE_MSG_PING), ==, 0);
+    /* A transfer's STATUS: PINGs come. */
+    qs_agent_build(VD_AGENT_FILE_XFER_STATUS, status, sizeof(status), &pieces);
+    while (!g_queue_is_empty(&pieces)) {
+        g_autoptr(GBytes) p = g_queue_pop_head(&pieces);
+        gsize n;
+        const uint8_t *d = g_bytes_get_data(p, &n);
+
+        fake_conn_deliver(main_c, SPICE_MSGC_MAIN_AGENT_DATA, d, n);
+    }
+    quiet = g_get_monotonic_time() + 5 * G_USEC_PER_SEC;
+    w = (Want){ main_c, SPICE_MSG_PING, 2 };
+    pump(&fx, has_msgs, &w);
+    /* Quiet for 5 s: any timer that fires from now on stops them. */
+    while (g_get_monotonic_time() < quiet + 100 * 1000) {
+        g_main_context_iteration(NULL, FALSE);
+        g_usleep(1000);
+    }
+    pings = count_type(main_c, SPICE_MSG_PING);
+    for (gint64 end = g_get_monotonic_time() + 1200 * 1000; g_get_monotonic_time() < end;) {
+        g_main_context_iteration(NULL, FALSE);
+        g_usleep(1000);
+    }
+    g_assert_cmpuint(count_type(main_c, SPICE_MSG_PING), ==, pings);
+    fake_conn_vanish(main_c, "test");
+    teardown(&fx);
+    qs_conn_unref(main_c);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
     g_test_add_func("/channels/agent-guest/control-and-view-only", test_control_and_view_only);
     g_test_add_func("/channels/agent-guest/bad-framing", test_bad_framing);
+    g_test_add_func("/channels/agent-guest/xfer-wakes-client", test_xfer_wakes_client);
     return g_test_run();
 }
