@@ -77,12 +77,39 @@ typedef struct {
     GError *error;
 } ChunkCtx;
 
+/*
+ * spice-vdagentd announces its capabilities asking for ours (request 1)
+ * only when it opens its port: it has started over (restarted, or its last
+ * session agent went and came back) and knows no client. Through a socket
+ * chardev the helper cannot see the port close and open, so this is how it
+ * learns of it; it reads the message's start only, which spice-vdagentd
+ * writes in one chunk.
+ */
+static gboolean agent_started_over(QsAgentGuest *g, const uint8_t *data, uint32_t size)
+{
+    return qs_agent_frame_idle(&g->frame) && size >= QS_AGENT_HEADER_SIZE + 4 &&
+           qs_wire_get_u32(data + 4) == VD_AGENT_ANNOUNCE_CAPABILITIES &&
+           qs_wire_get_u32(data + QS_AGENT_HEADER_SIZE) != 0;
+}
+
 static void on_chunk(uint32_t port, const uint8_t *data, uint32_t size, gpointer user_data)
 {
     ChunkCtx *c = user_data;
 
     if (c->error) {
         return;
+    }
+    if (c->guest->spoken && port == VDP_CLIENT_PORT && agent_started_over(c->guest, data, size) &&
+        c->guest->current && c->guest->current->connected) {
+        /* As spice-server tells a client when the port closes and opens:
+         * the client starts its agent over (AGENT_START, its capabilities
+         * asking for the agent's), and this message, for nobody now, is
+         * dropped. */
+        g_message("agent: the guest's agent on %s started over (it asks for a client's "
+                  "capabilities); the client is told it went and came back",
+                  qs_chardev_get_name(c->guest->chardev));
+        qs_agent_set_connected(c->guest->current, FALSE);
+        qs_agent_set_connected(c->guest->current, TRUE);
     }
     if (!c->guest->spoken) {
         c->guest->spoken = TRUE;

@@ -2,7 +2,8 @@
 """The spice-gtk client the desktop tests drive (test_desktop_clipboard.py,
 test_desktop_files.py): SpiceClientGLib from Debian's python, in a
 subprocess the test file starts as a script. It connects, says "agent ..."
-once the guest's agent and its capabilities are there, reads one command
+once the guest's agent and its capabilities are there ("agent-gone" when
+the server says the agent went, and "agent ..." again when it is back), reads one command
 per line on stdin and prints events on stdout, a line each; each test file
 brings its own commands and signal handlers.
 
@@ -36,7 +37,12 @@ def run(argv, agent_says, on_main=None, on_display=None, commands=None):
     commands = dict(commands or {})
 
     def on_agent_update(main):
-        if state["told"] or not main.get_property('agent-connected'):
+        connected = main.get_property('agent-connected')
+        if state["told"] and not connected:
+            state["told"] = False       # said again when it comes back
+            say("agent-gone")
+            return
+        if state["told"] or not connected:
             return
         if not main.agent_test_capability(CAP_CLIPBOARD_BY_DEMAND):
             return              # the guest's caps have not come yet

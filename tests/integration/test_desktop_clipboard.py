@@ -226,6 +226,34 @@ if __name__ != "__main__":
             helper_clean(h, what)
         desktop.shell.run("rm -f /tmp/to-host.txt")
 
+
+    @pytest.mark.timeout(900)
+    def test_desktop_agent_restart(desktop, helper_binary, tmp_path):
+        """spice-vdagentd restarted in the guest: the client is told the
+        agent went and came back, and is served again (the clipboard both
+        ways). Through the helper's socket chardev the port's close is not
+        seen; the agent's new capabilities, asking for the client's, tell."""
+        shell = desktop.shell
+        with desktop.serve(helper_binary, __file__) as (client, h, what):
+            assert client.wait("agent", 120) == "agent caps-monitors=1", what()
+            _, before = shell.run("pgrep -x spice-vdagentd")
+            mark = client.mark()
+            shell.run("systemctl restart spice-vdagentd")
+            shell.wait_for("pgrep -u user -x spice-vdagent && pgrep -x spice-vdagentd", 60,
+                           "spice-vdagentd and the session agent again")
+            _, after = shell.run("pgrep -x spice-vdagentd")
+            assert before.strip() != after.strip(), "spice-vdagentd was not restarted"
+            assert client.wait("agent-gone", 60, mark), what()
+            assert client.wait("agent ", 60, mark) == "agent caps-monitors=1", what()
+            guest_copy(shell, client, GUEST_TEXT_SMALL, UTF8_TEXT, what)
+            client_offer(shell, client, tmp_path, HOST_TEXT, UTF8_TEXT, what)
+            helper_clean(h, what)
+            if h is not None:
+                assert "the guest's agent on com.redhat.spice.0 started over" in h.stderr(), \
+                    what()
+            print(f"{desktop.server}: restart: {client.lines[mark:]}")
+        shell.run("rm -f /tmp/from-host.txt /tmp/to-host.txt")
+
     # Valid PNGs of a few KiB (over one 2048-byte agent chunk).
     HOST_PNG = png(200, 150, 1)
     GUEST_PNG = png(220, 140, 2)

@@ -396,11 +396,59 @@ static void test_xfer_wakes_client(void)
     qs_conn_unref(main_c);
 }
 
+/* spice-vdagentd asks for a client's capabilities only when it opens its
+ * port: once it has spoken, such a message means it started over, and the
+ * control client is told the agent went and came back (as spice-server
+ * tells it when the port closes and opens); the message itself is for
+ * nobody now. Its answer to a client's question (request 0) is passed on. */
+static void test_agent_started_over(void)
+{
+    Fixture fx;
+    uint32_t connected;
+    QsConn *main_c;
+    uint8_t start[4] = { 10, 0, 0, 0 };
+    Want w;
+
+    setup(&fx);
+    take_caps_question(&fx);
+    guest_send(&fx, VD_AGENT_ANNOUNCE_CAPABILITIES, (uint8_t[8]){ 0 }, 8);
+    for (int i = 0; i < 50; i++) {
+        g_main_context_iteration(NULL, FALSE);
+        g_usleep(1000);
+    }
+    main_c = open_main(&fx, FALSE, &connected);
+    g_assert_cmpuint(connected, ==, 1);
+    fake_conn_deliver(main_c, SPICE_MSGC_MAIN_AGENT_START, start, 4);
+    guest_send(&fx, VD_AGENT_ANNOUNCE_CAPABILITIES, (uint8_t[8]){ 0 }, 8);
+    w = (Want){ main_c, SPICE_MSG_MAIN_AGENT_DATA, 1 };
+    pump(&fx, has_msgs, &w);
+    g_assert_cmpuint(count_type(main_c, SPICE_MSG_MAIN_AGENT_DISCONNECTED), ==, 0);
+
+    fake_conn_clear(main_c);
+    guest_send(&fx, VD_AGENT_ANNOUNCE_CAPABILITIES, (uint8_t[8]){ 1 }, 8);
+    w = (Want){ main_c, SPICE_MSG_MAIN_AGENT_CONNECTED, 1 };
+    pump(&fx, has_msgs, &w);
+    g_assert_cmpuint(fake_conn_sent(main_c)->len, ==, 2);
+    g_assert_cmpuint(g_array_index(fake_conn_sent(main_c), FakeMsg, 0).type, ==,
+                     SPICE_MSG_MAIN_AGENT_DISCONNECTED);
+    g_assert_cmpuint(g_array_index(fake_conn_sent(main_c), FakeMsg, 1).type, ==,
+                     SPICE_MSG_MAIN_AGENT_CONNECTED);
+    /* The client starts over; the agent's answers reach it again. */
+    fake_conn_deliver(main_c, SPICE_MSGC_MAIN_AGENT_START, start, 4);
+    guest_send(&fx, VD_AGENT_ANNOUNCE_CAPABILITIES, (uint8_t[8]){ 0 }, 8);
+    w = (Want){ main_c, SPICE_MSG_MAIN_AGENT_DATA, 1 };
+    pump(&fx, has_msgs, &w);
+    fake_conn_vanish(main_c, "test");
+    teardown(&fx);
+    qs_conn_unref(main_c);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
     g_test_add_func("/channels/agent-guest/control-and-view-only", test_control_and_view_only);
     g_test_add_func("/channels/agent-guest/bad-framing", test_bad_framing);
     g_test_add_func("/channels/agent-guest/xfer-wakes-client", test_xfer_wakes_client);
+    g_test_add_func("/channels/agent-guest/started-over", test_agent_started_over);
     return g_test_run();
 }
