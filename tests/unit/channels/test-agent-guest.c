@@ -327,6 +327,49 @@ static void test_bad_framing(void)
     qs_conn_unref(main_c);
 }
 
+/* Runs the main loop for `ms` milliseconds. */
+static void run_for_ms(guint ms)
+{
+    for (gint64 end = g_get_monotonic_time() + (gint64)ms * 1000; g_get_monotonic_time() < end;) {
+        g_main_context_iteration(NULL, FALSE);
+        g_usleep(1000);
+    }
+}
+
+/* The client's agent message, in AGENT_DATA pieces on its main channel. */
+static void client_send(QsConn *main_c, uint32_t type, const void *body, size_t size)
+{
+    GQueue pieces = G_QUEUE_INIT;
+
+    qs_agent_build(type, body, size, &pieces);
+    while (!g_queue_is_empty(&pieces)) {
+        g_autoptr(GBytes) p = g_queue_pop_head(&pieces);
+        gsize n;
+        const uint8_t *d = g_bytes_get_data(p, &n);
+
+        fake_conn_deliver(main_c, SPICE_MSGC_MAIN_AGENT_DATA, d, n);
+    }
+}
+
+/* A control client whose agent has started, the guest's agent having
+ * answered the helper's question with `guest_request`. */
+static QsConn *started_client(Fixture *fx, uint32_t guest_request)
+{
+    uint8_t caps[8] = { (uint8_t)guest_request };
+    uint8_t start[4] = { 10, 0, 0, 0 };
+    uint32_t connected;
+    QsConn *main_c;
+
+    setup(fx);
+    take_caps_question(fx);
+    guest_send(fx, VD_AGENT_ANNOUNCE_CAPABILITIES, caps, 8);
+    run_for_ms(50);
+    main_c = open_main(fx, FALSE, &connected);
+    g_assert_cmpuint(connected, ==, 1);
+    fake_conn_deliver(main_c, SPICE_MSGC_MAIN_AGENT_START, start, 4);
+    return main_c;
+}
+
 /* spice-gtk queues a cancelled transfer's STATUS without waking its main
  * channel: while a client's file transfer is under way its main channel
  * gets PINGs, which stop once it has been quiet for 5 s. A clipboard
@@ -334,62 +377,25 @@ static void test_bad_framing(void)
 static void test_xfer_wakes_client(void)
 {
     Fixture fx;
-    uint32_t connected;
-    QsConn *main_c;
-    uint8_t start[4] = { 10, 0, 0, 0 };
     uint8_t status[8] = { 7, 0, 0, 0, 1, 0, 0, 0 }; /* id 7, cancelled */
     uint32_t grab = VD_AGENT_CLIPBOARD_UTF8_TEXT;
-    GQueue pieces = G_QUEUE_INIT;
-    Want w;
+    QsConn *main_c = started_client(&fx, 1);
+    Want w = { main_c, SPICE_MSG_PING, 2 };
     gint64 quiet;
     guint pings;
 
-    setup(&fx);
-    take_caps_question(&fx);
-    guest_send(&fx, VD_AGENT_ANNOUNCE_CAPABILITIES, (uint8_t[8]){ 1 }, 8);
-    for (int i = 0; i < 50; i++) {
-        g_main_context_iteration(NULL, FALSE);
-        g_usleep(1000);
-    }
-    main_c = open_main(&fx, FALSE, &connected);
-    g_assert_cmpuint(connected, ==, 1);
-    fake_conn_deliver(main_c, SPICE_MSGC_MAIN_AGENT_START, start, 4);
     /* Not a transfer: no PING in over a second. */
-    qs_agent_build(VD_AGENT_CLIPBOARD_GRAB, (const uint8_t *)&grab, sizeof(grab), &pieces);
-    while (!g_queue_is_empty(&pieces)) {
-        g_autoptr(GBytes) p = g_queue_pop_head(&pieces);
-        gsize n;
-        const uint8_t *d = g_bytes_get_data(p, &n);
-
-        fake_conn_deliver(main_c, SPICE_MSGC_MAIN_AGENT_DATA, d, n);
-    }
-    for (gint64 end = g_get_monotonic_time() + 1200 * 1000; g_get_monotonic_time() < end;) {
-        g_main_context_iteration(NULL, FALSE);
-        g_usleep(1000);
-    }
+    client_send(main_c, VD_AGENT_CLIPBOARD_GRAB, &grab, sizeof(grab));
+    run_for_ms(1200);
     g_assert_cmpuint(count_type(main_c, SPICE_MSG_PING), ==, 0);
     /* A transfer's STATUS: PINGs come. */
-    qs_agent_build(VD_AGENT_FILE_XFER_STATUS, status, sizeof(status), &pieces);
-    while (!g_queue_is_empty(&pieces)) {
-        g_autoptr(GBytes) p = g_queue_pop_head(&pieces);
-        gsize n;
-        const uint8_t *d = g_bytes_get_data(p, &n);
-
-        fake_conn_deliver(main_c, SPICE_MSGC_MAIN_AGENT_DATA, d, n);
-    }
+    client_send(main_c, VD_AGENT_FILE_XFER_STATUS, status, sizeof(status));
     quiet = g_get_monotonic_time() + 5 * G_USEC_PER_SEC;
-    w = (Want){ main_c, SPICE_MSG_PING, 2 };
     pump(&fx, has_msgs, &w);
     /* Quiet for 5 s: any timer that fires from now on stops them. */
-    while (g_get_monotonic_time() < quiet + 100 * 1000) {
-        g_main_context_iteration(NULL, FALSE);
-        g_usleep(1000);
-    }
+    run_for_ms((guint)MAX(0, (quiet - g_get_monotonic_time()) / 1000) + 100);
     pings = count_type(main_c, SPICE_MSG_PING);
-    for (gint64 end = g_get_monotonic_time() + 1200 * 1000; g_get_monotonic_time() < end;) {
-        g_main_context_iteration(NULL, FALSE);
-        g_usleep(1000);
-    }
+    run_for_ms(1200);
     g_assert_cmpuint(count_type(main_c, SPICE_MSG_PING), ==, pings);
     fake_conn_vanish(main_c, "test");
     teardown(&fx);
@@ -404,23 +410,11 @@ static void test_xfer_wakes_client(void)
 static void test_agent_started_over(void)
 {
     Fixture fx;
-    uint32_t connected;
-    QsConn *main_c;
     uint8_t start[4] = { 10, 0, 0, 0 };
-    Want w;
+    QsConn *main_c = started_client(&fx, 0);
+    Want w = { main_c, SPICE_MSG_MAIN_AGENT_DATA, 1 };
 
-    setup(&fx);
-    take_caps_question(&fx);
     guest_send(&fx, VD_AGENT_ANNOUNCE_CAPABILITIES, (uint8_t[8]){ 0 }, 8);
-    for (int i = 0; i < 50; i++) {
-        g_main_context_iteration(NULL, FALSE);
-        g_usleep(1000);
-    }
-    main_c = open_main(&fx, FALSE, &connected);
-    g_assert_cmpuint(connected, ==, 1);
-    fake_conn_deliver(main_c, SPICE_MSGC_MAIN_AGENT_START, start, 4);
-    guest_send(&fx, VD_AGENT_ANNOUNCE_CAPABILITIES, (uint8_t[8]){ 0 }, 8);
-    w = (Want){ main_c, SPICE_MSG_MAIN_AGENT_DATA, 1 };
     pump(&fx, has_msgs, &w);
     g_assert_cmpuint(count_type(main_c, SPICE_MSG_MAIN_AGENT_DISCONNECTED), ==, 0);
 
