@@ -85,15 +85,28 @@ static void give_back_pixels(QsDisplayChannel *dc, QsDisplayImageJob *job)
     }
 }
 
-/* The image is sent, made here or by another session; the channel
- * takes its next action. */
+/* The image is sent, made here or by another session. */
+static void settle(QsDisplayChannel *dc, QsDisplayImageJob *job, GBytes *msg,
+                   QsImageCodec used, gboolean shared)
+{
+    finish(dc, &job->action, msg, used, shared);
+    give_back_pixels(dc, job);
+    job_free(job);
+}
+
+/* The channel's one image in flight, until settled. */
+static void claim(QsDisplayChannel *dc, QsDisplayImageJob *job)
+{
+    job->dc = dc;
+    dc->image_job = job;
+}
+
+/* An image the channel waited for is sent: it takes its next action. */
 static void job_done(QsDisplayChannel *dc, QsDisplayImageJob *job, GBytes *msg,
                      QsImageCodec used, gboolean shared)
 {
     dc->image_job = NULL;
-    finish(dc, &job->action, msg, used, shared);
-    give_back_pixels(dc, job);
-    job_free(job);
+    settle(dc, job, msg, used, shared);
     dc->pump(&dc->base);
 }
 
@@ -115,8 +128,7 @@ static void encoded(gpointer data)
 
 static void queue_encode(QsDisplayChannel *dc, QsDisplayImageJob *job)
 {
-    job->dc = dc;
-    dc->image_job = job;
+    claim(dc, job);
     qs_encode_queue_push(dc->encodes, encode, encoded, job);
 }
 
@@ -168,15 +180,12 @@ gboolean qs_display_image_send(QsDisplayChannel *dc, const QsPlanAction *a)
                                                       job->lossless, job->id, on_ready, job);
 
         if (share.msg) {
-            finish(dc, a, share.msg, share.used, TRUE);
-            give_back_pixels(dc, job);
-            job_free(job);
+            settle(dc, job, share.msg, share.used, TRUE);
             return TRUE;
         }
         if (share.wait) {
             job->wait = share.wait;
-            job->dc = dc;
-            dc->image_job = job;
+            claim(dc, job);
             return FALSE;
         }
         job->making = share.making;

@@ -172,7 +172,7 @@ static void evict(QsImageShare *share)
 /* A new entry being made by the asker; NULL when it would crowd out the
  * rest. */
 static Kept *start_making(QsImageShare *share, int32_t x, int32_t y, const QsPixelRect *rect,
-                    QsImageCodec codec)
+                          QsImageCodec codec)
 {
     size_t size = (size_t)rect->width * rect->height * 4;
     Kept *k;
