@@ -274,8 +274,13 @@ static gboolean on_sigusr1(gpointer data)
     g_free(s->password);
     s->password = pw;
     s->st->ticket_expiry = expiry;
-    if (!qs_session_write_state(s, &err) ||
-        !qs_session_publish(s, TRUE, &err)) {
+    /* The metadata first: set-ticket returns when the state file has the
+     * new expiry, and what libvirt reports must be new by then. */
+    if (!qs_session_publish(s, TRUE, &err)) {
+        qs_log_error("set-ticket: %s", err->message);
+        g_clear_error(&err);
+    }
+    if (!qs_session_write_state(s, &err)) {
         qs_log_error("set-ticket: %s", err->message);
     }
     qs_log_info("ticket changed");

@@ -76,6 +76,36 @@ static QsLaunchState *ticket_command_start(QsLaunchConfig *cfg, const char *doma
     return g_steal_pointer(&st);
 }
 
+/* How long the command waits for the monitor to publish the new expiry:
+ * a signal handled on its main loop, one libvirt call and a file. */
+#define PUBLISH_WAIT_S 10
+
+/* The monitor has taken the new ticket when its state file holds the new
+ * expiry: it writes that after libvirt's metadata, so once this returns,
+ * `virsh metadata`, `console` and `status` all tell the new one. (With
+ * the expiry unchanged, what they tell is unchanged too.) */
+static gboolean wait_published(QsLaunchConfig *cfg, const char *domain, int monitor_pid,
+                               gint64 expiry, GError **error)
+{
+    gint64 deadline = g_get_monotonic_time() + PUBLISH_WAIT_S * G_USEC_PER_SEC;
+
+    for (;;) {
+        g_autoptr(QsLaunchState) now = qs_find_state(cfg, domain, NULL);
+
+        if (now && now->ticket_expiry == expiry && now->monitor_pid == monitor_pid) {
+            return TRUE;
+        }
+        if (!qs_pid_alive(monitor_pid) || g_get_monotonic_time() > deadline) {
+            g_set_error(error, G_IO_ERROR, G_IO_ERROR_TIMED_OUT,
+                        "the launcher (pid %d) did not take the new ticket within %d s: "
+                        "the helper has it; libvirt's metadata may still show the old "
+                        "expiry", monitor_pid, PUBLISH_WAIT_S);
+            return FALSE;
+        }
+        g_usleep(20 * 1000);
+    }
+}
+
 int qs_cmd_set_ticket(QsLaunchConfig *cfg, const char *domain,
                       const char *ticket_file, const char *expires,
                       gboolean disconnect)
@@ -109,6 +139,10 @@ int qs_cmd_set_ticket(QsLaunchConfig *cfg, const char *domain,
     if (kill(st->monitor_pid, SIGUSR1) < 0) {
         qs_log_error("set-ticket: signalling the launcher (pid %d): %s",
                      st->monitor_pid, g_strerror(errno));
+        return 1;
+    }
+    if (!wait_published(cfg, st->domain, st->monitor_pid, expiry, &err)) {
+        qs_log_error("set-ticket: %s", err->message);
         return 1;
     }
     if (kept == 1) {

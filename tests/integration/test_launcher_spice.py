@@ -468,6 +468,26 @@ def test_real_helper_control(libvirtd, guest, paths, helper_binary, test_client)
         assert viewer.returncode == 7, viewer.returncode
         wait_clients(env, name, 0)
 
+        # set-ticket returns once the launcher has published the new expiry
+        # (it once returned before, and libvirt's metadata lagged): with the
+        # launcher stopped it waits; libvirt tells the new expiry once it
+        # has returned.
+        expiry = int(time.time()) + 900
+        monitor = env.state(name)["monitor_pid"]
+        done = []
+        waiter = threading.Thread(target=lambda: done.append(
+            env.run("set-ticket", name, "--expires", f"@{expiry}", timeout=30)))
+        os.kill(monitor, signal.SIGSTOP)
+        try:
+            waiter.start()
+            waiter.join(1.0)
+            assert not done, f"set-ticket returned before the launcher took the ticket: {done}"
+        finally:
+            os.kill(monitor, signal.SIGCONT)
+        waiter.join(20)
+        assert done and done[0].returncode == 0, done
+        assert f'ticket-expiry="{expiry}"' in metadata(libvirtd, name)
+
         # Any root peer may call it; the helper says why it leaves.
         ctl = env.run_dir / f"{name}.ctl"
         conn = Gio.DBusConnection.new_for_address_sync(
