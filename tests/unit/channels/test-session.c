@@ -253,8 +253,9 @@ static uint8_t apply_draw_copy(Fixture *fx, const uint8_t *p, gsize size)
     return type;
 }
 
-/* Applies every DRAW_COPY sent so far; counts them. */
-static guint apply_all(Fixture *fx, QsConn *conn, guint8 *last_type)
+/* Applies every DRAW_COPY sent so far; counts them, and marks in `types`
+ * (256 entries, or NULL) the image types they carried. */
+static guint apply_all(Fixture *fx, QsConn *conn, gboolean *types)
 {
     GArray *sent = fake_conn_sent(conn);
     guint n = 0;
@@ -267,8 +268,8 @@ static guint apply_all(Fixture *fx, QsConn *conn, guint8 *last_type)
         if (m->type == SPICE_MSG_DISPLAY_DRAW_COPY) {
             uint8_t t = apply_draw_copy(fx, p, size);
 
-            if (last_type) {
-                *last_type = t;
+            if (types) {
+                types[t] = TRUE;
             }
             n++;
         }
@@ -300,7 +301,7 @@ static void run_display(guint32 caps, int preferred, uint8_t expect_type)
     Fixture fx = { 0 };
     g_autoptr(GError) error = NULL;
     static const uint8_t init[14] = { 0 };
-    guint8 type = 0;
+    gboolean image_types[256] = { FALSE };
     uint32_t upd[20 * 10];
     gsize size;
     const uint8_t *p;
@@ -348,8 +349,15 @@ static void run_display(guint32 caps, int preferred, uint8_t expect_type)
     g_assert_cmpuint(qs_wire_get_u32(p + 8), ==, 200);
     g_assert_cmpuint(qs_wire_get_u32(p + 12), ==, SPICE_SURFACE_FMT_32_xRGB);
     g_assert_cmpuint(qs_wire_get_u32(p + 16), ==, SPICE_SURFACE_FLAGS_PRIMARY);
-    g_assert_cmpuint(apply_all(&fx, fx.display, &type), >=, 1);
-    g_assert_cmpuint(type, ==, expect_type);
+    g_assert_cmpuint(apply_all(&fx, fx.display, image_types), >=, 1);
+    /* The codec asked for, and a bitmap where it did not pay (its
+     * fallback): the pacer cuts the first picture into pieces by the
+     * clock, so which piece comes last, and its type, varies (the last
+     * piece's type failed this in 13 of 60 runs beside a CI run). */
+    g_assert_true(image_types[expect_type]);
+    for (guint t = 0; t < G_N_ELEMENTS(image_types); t++) {
+        g_assert_true(!image_types[t] || t == expect_type || t == SPICE_IMAGE_TYPE_BITMAP);
+    }
     check_canvas(&fx, 0, 0, 0, 0, 0, 0);
 
     /* A damaged rectangle comes as DRAW_COPY of (at least) that area. */
