@@ -95,7 +95,14 @@ static gboolean wait_published(QsLaunchConfig *cfg, const char *domain, int moni
         if (now && now->ticket_expiry == expiry && now->monitor_pid == monitor_pid) {
             return TRUE;
         }
-        if (!qs_pid_alive(monitor_pid) || g_get_monotonic_time() > deadline) {
+        if (!qs_pid_alive(monitor_pid)) {
+            g_set_error(error, G_IO_ERROR, G_IO_ERROR_NOT_CONNECTED,
+                        "the launcher (pid %d) exited before it took the new ticket: "
+                        "the helper has it; libvirt's metadata may still show the old "
+                        "expiry", monitor_pid);
+            return FALSE;
+        }
+        if (g_get_monotonic_time() > deadline) {
             g_set_error(error, G_IO_ERROR, G_IO_ERROR_TIMED_OUT,
                         "the launcher (pid %d) did not take the new ticket within %d s: "
                         "the helper has it; libvirt's metadata may still show the old "
