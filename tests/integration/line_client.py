@@ -23,12 +23,27 @@ class LineClient:
         self.lines = []
         self._q = queue.Queue()
         self._ended = False
-        threading.Thread(target=self._read, daemon=True).start()
+        self._err = []
+        # Each pipe has one reader for its whole life: a communicate() that
+        # read and closed stdout under the line thread made it fail with
+        # "I/O operation on closed file".
+        self._readers = [threading.Thread(target=self._read, daemon=True),
+                         threading.Thread(target=self._read_err, daemon=True)]
+        for t in self._readers:
+            t.start()
 
     def _read(self):
         for line in self.proc.stdout:
             self._q.put(line.rstrip("\n"))
         self._q.put(None)
+
+    def _read_err(self):
+        for line in self.proc.stderr:
+            self._err.append(line)
+
+    def stderr(self):
+        """What the script wrote to stderr so far."""
+        return "".join(self._err)
 
     def send(self, line):
         self.proc.stdin.write(line + "\n")
@@ -69,8 +84,15 @@ class LineClient:
             except (BrokenPipeError, ValueError, OSError):
                 pass
         try:
-            _, err = self.proc.communicate(timeout=timeout)
+            self.proc.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
             self.proc.kill()
-            _, err = self.proc.communicate()
-        return err
+            self.proc.wait(timeout=10)
+        for t in self._readers:
+            t.join(timeout=10)
+        if self.proc.stdin:
+            try:
+                self.proc.stdin.close()
+            except (BrokenPipeError, OSError):
+                pass
+        return self.stderr()
