@@ -164,6 +164,10 @@ SESSION_WAIT_S = 180
 # Which server stands between the client and the guest's agent: the helper
 # (--agent-fd), or qemu's own spice-server as the control.
 SERVERS = ("helper", "spice-server")
+# And on which qemu: the host's 7.2 and trixie's 10.0 (QS_QEMU_FLAVOURS, as
+# the conftest's qemu_flavour), each server on each, one boot a file each.
+FLAVOURS = os.environ.get("QS_QEMU_FLAVOURS", "host,trixie").split(",")
+BOOTS = [(server, flavour) for flavour in FLAVOURS for server in SERVERS]
 
 
 class DesktopBoot:
@@ -178,6 +182,7 @@ class DesktopBoot:
 
     def __init__(self, paths, desktop, server, flavour="host", vga="virtio"):
         self.server = server
+        self.flavour = flavour
         self.run = tempfile.mkdtemp(prefix="qs-desktop-", dir="/tmp")
         self.chardev = None
         kw = dict(flavour=flavour, paths=paths, guest=desktop, vga=vga, memory=MEMORY,
@@ -265,10 +270,8 @@ class DesktopBoot:
 
 
 def client_err(client):
-    """The client script's stderr once it has ended (it blocks before)."""
-    if client.proc.poll() is None:
-        return ""
-    return "\nclient stderr: " + client.proc.stderr.read()[-2000:]
+    """The client script's stderr so far."""
+    return "\nclient stderr: " + client.stderr()[-2000:]
 
 
 @contextlib.contextmanager
@@ -312,12 +315,14 @@ def _no_stray_qemu(paths):
         pytest.fail(f"left behind: qemu processes {strays}, mounts {mounts}")
 
 
-@pytest.fixture(scope="module", params=SERVERS)
+@pytest.fixture(scope="module", params=BOOTS, ids=[f"{s}-{f}" for s, f in BOOTS])
 def desktop(request, paths):
-    """One boot of the desktop guest per test file and server: the tests
-    run against the helper, then against qemu's spice-server (the control);
-    pytest ends the first boot before it starts the second."""
-    with desktop_boot(paths, request.param) as boot:
+    """One boot of the desktop guest per test file, server and qemu: the
+    tests run against the helper, then against qemu's spice-server (the
+    control), on each qemu; pytest ends one boot before it starts the
+    next."""
+    server, flavour = request.param
+    with desktop_boot(paths, server, flavour=flavour) as boot:
         SHARED_BOOTS.append(boot)
         try:
             yield boot

@@ -13,7 +13,7 @@ the launcher, connects to it and passes the connection to the helper
 (SpiceClientGLib from Debian's python), driven by lines on its stdin. The
 guest's side is read and written with xclip and xrandr from the root shell
 on its serial console (desktop_support.DesktopShell). What is shown, on
-qemu 7.2:
+qemu 7.2 and 10.0:
 
 - the guest's spice-vdagent connects through the helper and the client is
   told the agent is there with the guest's capabilities;
@@ -37,11 +37,12 @@ qemu 7.2:
   which nothing in an openbox session applies (a desktop such as GNOME
   follows it); an expected failure there.
 
-Every test runs twice, [helper] and [spice-server] (the control, qemu's
-own -spice with a spicevmc agent port, so a failure can be told apart from
-the guest's), each time on the file's one boot for that server
-(desktop_support.desktop, module-scoped); each test leaves the guest as it
-found it.
+Every test runs against the helper and against [spice-server] (the
+control, qemu's own -spice with a spicevmc agent port, so a failure can be
+told apart from the guest's), on qemu 7.2 and 10.0 ([helper-host],
+[spice-server-host], [helper-trixie], [spice-server-trixie]), each time on
+the file's one boot for that server and qemu (desktop_support.desktop,
+module-scoped); each test leaves the guest as it found it.
 
 These tests carry the `desktop` marker and run only when asked for
 (`-m desktop`): the image takes minutes to build the first time and the

@@ -9,22 +9,22 @@ file dropped on its window. spice-vdagent (the user's session agent) saves
 it in the user's XDG download directory, /home/user/Downloads in the image
 (~/.config/user-dirs.dirs names it; spice-vdagent turns file transfer off
 without one). The guest's side is read from the root shell on its serial
-console. What is shown, on qemu 7.2:
+console. What is shown, on qemu 7.2 and 10.0:
 
 - a 5 MiB file of random bytes lands in the download directory with the
   host's length and SHA-256, and the client's copy completes;
 - a copy cancelled by the client (GCancellable) once 1 MiB has gone out
   ends with G_IO_ERROR_CANCELLED at the client and leaves no file, whole or
-  partial, in the download directory: so through spice-server, and
-  through the helper when it is the boot's first transfer; after the copy
-  test on the same boot the file stays in some runs (an expected failure,
-  not strict, naming what was seen). spice-vdagent creates the file at its full size at once
+  partial, in the download directory (the helper wakes the client's main
+  channel while a transfer runs, so its cancel reaches the guest).
+  spice-vdagent creates the file at its full size at once
   (ftruncate), so a file of the right size is no sign the copy ended.
 
-Each test runs twice, [helper] (the helper with --agent-fd) and
-[spice-server] (the control: qemu's own -spice with a spicevmc agent port),
-on one boot per server for the file (desktop_support.desktop); each test
-removes what it put in the guest.
+Each test runs against the helper (with --agent-fd) and against the control,
+[spice-server] (qemu's own -spice with a spicevmc agent port), on qemu 7.2
+and 10.0 ([helper-host], [spice-server-host], [helper-trixie],
+[spice-server-trixie]), on one boot each for the file
+(desktop_support.desktop); each test removes what it put in the guest.
 
 Run this file as a script for the SPICE client side:
   /usr/bin/python3 test_desktop_files.py client HOST PORT SECONDS
