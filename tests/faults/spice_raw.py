@@ -223,10 +223,11 @@ class Channel:
 
 
 class Session:
-    """main + display of one raw client. `display_ack`/`display_pong` choose
-    how the display channel behaves (main always acks and pongs)."""
+    """main + display of one raw client. `display_ack`/`display_pong`/
+    `display_read` choose how the display channel behaves (main always
+    reads, acks and pongs)."""
 
-    def __init__(self, port, display_ack=True, display_pong=True):
+    def __init__(self, port, display_ack=True, display_pong=True, display_read=True):
         self.main = Channel(link(port, CHANNEL_MAIN), "main")
         deadline = time.monotonic() + LINK_TIMEOUT
         while MSG_MAIN_INIT not in self.main.first:
@@ -237,7 +238,7 @@ class Session:
         self.session_id = struct.unpack_from("<I", self.main.first[MSG_MAIN_INIT])[0]
         try:
             self.display = Channel(link(port, CHANNEL_DISPLAY, self.session_id), "display",
-                                   ack=display_ack, pong=display_pong)
+                                   ack=display_ack, pong=display_pong, read=display_read)
         except BaseException:
             self.main.close()
             raise

@@ -47,12 +47,16 @@ def test_client_vanishes_mid_stream(qemu_factory, guest, helper_binary, test_cli
         wait_closed_lines(h, before + 2)
         assert_helper_healthy(h)
 
-        # 3. Mid-image: the display channel stops reading at once, so the
-        # first picture's bands pile up in its socket; it resets with them
-        # unread.
-        raw = Session(port)
+        # 3. Mid-image: the display channel reads nothing, so the first
+        # picture's bands pile up in its socket; it resets with them unread.
+        # From its link on: a channel stopped after its first messages may
+        # have answered a PING among them, and the helper then holds it to
+        # the pacer's first target (one fresh-clone run: 15466 bytes unread
+        # after 2 messages, never the 16 KiB wanted). A client that never
+        # answers is paced by TCP_INFO after 3 s (flow/qs-e2e.c), so the
+        # bands fill its socket.
+        raw = Session(port, display_read=False)
         try:
-            raw.display.reading.clear()
             deadline = time.monotonic() + 10
             while raw.display.unread_bytes() < 16 * 1024:
                 assert time.monotonic() < deadline, \
@@ -62,9 +66,7 @@ def test_client_vanishes_mid_stream(qemu_factory, guest, helper_binary, test_cli
             unread, read = raw.display.unread_bytes(), raw.display.messages
         finally:
             raw.close(reset=True)
-        # A few messages at most (the surface, a band): the picture was
-        # still on its way when the client went.
-        assert read <= 4, f"read {read} display messages before stopping"
+        assert read == 0, f"read {read} display messages, none wanted"
         wait_closed_lines(h, before + 3)
         assert_helper_healthy(h)
         print(f"mid-image: reset with {unread} bytes unread after {read} messages")
