@@ -1,17 +1,12 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 """Fixtures of the integration tests (see README.md in this directory)."""
 
-import os
-
 import pytest
 
 from harness import DBusDaemon, Guest, Libvirtd, Paths, Qemu, Xvfb, exits, kill_strays
 from harness import timeout as _timeout
-from harness.qemu import chroot_mounts, sweep_stale_run_dirs
+from harness.qemu import TEST_FLAVOURS as QEMU_FLAVOURS, chroot_mounts, sweep_stale_run_dirs
 from harness.shared_guest import SharedGuests
-
-# Which qemu builds tests parametrised with qemu_flavour run against.
-QEMU_FLAVOURS = os.environ.get("QS_QEMU_FLAVOURS", "host,trixie").split(",")
 
 # The timeout hooks live in harness/timeout.py.
 pytest_runtest_setup = _timeout.pytest_runtest_setup

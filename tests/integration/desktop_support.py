@@ -22,7 +22,7 @@ import pytest
 from harness import Qemu, stray_processes
 from harness.errors import MissingComponent, QemuError
 from harness.procs import group_members
-from harness.qemu import chroot_mounts
+from harness.qemu import TEST_FLAVOURS, chroot_mounts
 from line_client import LineClient
 from serve_support import connect_chardev, serving, virtio_port_args
 
@@ -166,8 +166,7 @@ SESSION_WAIT_S = 180
 SERVERS = ("helper", "spice-server")
 # And on which qemu: the host's 7.2 and trixie's 10.0 (QS_QEMU_FLAVOURS, as
 # the conftest's qemu_flavour), each server on each, one boot a file each.
-FLAVOURS = os.environ.get("QS_QEMU_FLAVOURS", "host,trixie").split(",")
-BOOTS = [(server, flavour) for flavour in FLAVOURS for server in SERVERS]
+BOOTS = [(server, flavour) for flavour in TEST_FLAVOURS for server in SERVERS]
 
 
 class DesktopBoot:
@@ -182,7 +181,6 @@ class DesktopBoot:
 
     def __init__(self, paths, desktop, server, flavour="host", vga="virtio"):
         self.server = server
-        self.flavour = flavour
         self.run = tempfile.mkdtemp(prefix="qs-desktop-", dir="/tmp")
         self.chardev = None
         kw = dict(flavour=flavour, paths=paths, guest=desktop, vga=vga, memory=MEMORY,

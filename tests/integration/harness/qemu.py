@@ -18,6 +18,8 @@ from .paths import CHROOT_SUITES, Paths
 from .qmp import Qmp
 
 FLAVOURS = ("host", "trixie", "sid")
+# Which of them the tests parametrised by qemu build run against.
+TEST_FLAVOURS = os.environ.get("QS_QEMU_FLAVOURS", "host,trixie").split(",")
 VGAS = ("virtio", "std")
 DISPLAYS = ("dbus-p2p", "dbus-bus", "spice", "none")
 GUEST_MODES = ("idle", "busy", "heavy", "typing")
